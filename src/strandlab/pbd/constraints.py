@@ -1,0 +1,261 @@
+"""Constraint functions, gradients and projections of position-based elastic rods.
+
+Every function works on one constraint, reads positions ``x`` [m, shape (n_points, 3)] and
+inverse masses ``w`` [1/kg, shape (n_points,)], and updates ``x`` in place.  Scratch arrays come
+from the caller, so nothing allocates.  Equation numbers refer to Umetani, Schmidt and Stam,
+"Position-based Elastic Rods" (SCA 2014) and its appendix.
+
+Projections follow the mass-weighted update of eq. (17) with the sign fixed (see
+``docs/pbd.md``): ``dp_a = -w_a G_a^T (sum_b w_b G_b G_b^T)^-1 C``.  With XPBD compliance
+(Macklin et al. 2016) the block solve becomes
+``dlambda = -(G W G^T + alpha~)^-1 (C + alpha~ lambda)``, ``dp_a = w_a G_a^T dlambda``.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ..geometry.darboux import darboux_gradient
+
+__all__ = [
+    "project_length",
+    "project_bisector",
+    "project_ghost_distance",
+    "project_distance",
+    "project_pin",
+    "project_orientation",
+    "solve3",
+]
+
+FREE_COMPLIANCE = 1e20  # compliance at or above this switches a component off (zero stiffness)
+
+
+# --------------------------------------------------------------------------------------------
+# Edge constraints, eqs. (18)-(20); appendix eqs. (33)-(42)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)
+def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
+    """Distance ``|x_i - x_j| = rest``: edge length (18) and mesh edges.
+
+    ``compliance`` [m/N] (0: hard), ``lam`` the XPBD multipliers, ``k`` this constraint's slot.
+    Returns the constraint value before the projection.
+    """
+    dx = x[i, 0] - x[j, 0]
+    dy = x[i, 1] - x[j, 1]
+    dz = x[i, 2] - x[j, 2]
+    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
+    c = ln - rest
+    wsum = w[i] + w[j]
+    if ln <= 0.0 or wsum <= 0.0:
+        return c
+    at = compliance / dt2
+    dl = (-c - at * lam[k]) / (wsum + at)
+    lam[k] += dl
+    s = dl / ln
+    x[i, 0] += w[i] * s * dx
+    x[i, 1] += w[i] * s * dy
+    x[i, 2] += w[i] * s * dz
+    x[j, 0] -= w[j] * s * dx
+    x[j, 1] -= w[j] * s * dy
+    x[j, 2] -= w[j] * s * dz
+    return c
+
+
+@njit(cache=True)
+def project_length(x, w, i, j, rest):
+    """Hard edge-length constraint (18), appendix eq. (35). Returns the value before projection."""
+    dx = x[i, 0] - x[j, 0]
+    dy = x[i, 1] - x[j, 1]
+    dz = x[i, 2] - x[j, 2]
+    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
+    c = ln - rest
+    wsum = w[i] + w[j]
+    if ln <= 0.0 or wsum <= 0.0:
+        return c
+    s = c / (wsum * ln)
+    x[i, 0] -= w[i] * s * dx
+    x[i, 1] -= w[i] * s * dy
+    x[i, 2] -= w[i] * s * dz
+    x[j, 0] += w[j] * s * dx
+    x[j, 1] += w[j] * s * dy
+    x[j, 2] += w[j] * s * dz
+    return c
+
+
+@njit(cache=True)
+def project_bisector(x, w, i0, i1, ig):
+    """Ghost point on the perpendicular bisector of the edge, eq. (19), appendix (36)-(38).
+
+    ``C = (p_g - p_m) . (p1 - p0)`` with gradients ``p0 - p_g``, ``p_g - p1``, ``p1 - p0``.
+    """
+    ex = x[i1, 0] - x[i0, 0]
+    ey = x[i1, 1] - x[i0, 1]
+    ez = x[i1, 2] - x[i0, 2]
+    mx = 0.5 * (x[i0, 0] + x[i1, 0])
+    my = 0.5 * (x[i0, 1] + x[i1, 1])
+    mz = 0.5 * (x[i0, 2] + x[i1, 2])
+    c = (x[ig, 0] - mx) * ex + (x[ig, 1] - my) * ey + (x[ig, 2] - mz) * ez
+    g0x = x[i0, 0] - x[ig, 0]
+    g0y = x[i0, 1] - x[ig, 1]
+    g0z = x[i0, 2] - x[ig, 2]
+    g1x = x[ig, 0] - x[i1, 0]
+    g1y = x[ig, 1] - x[i1, 1]
+    g1z = x[ig, 2] - x[i1, 2]
+    den = (w[i0] * (g0x * g0x + g0y * g0y + g0z * g0z)
+           + w[i1] * (g1x * g1x + g1y * g1y + g1z * g1z)
+           + w[ig] * (ex * ex + ey * ey + ez * ez))
+    if den <= 0.0:
+        return c
+    lam = c / den
+    x[i0, 0] -= lam * w[i0] * g0x
+    x[i0, 1] -= lam * w[i0] * g0y
+    x[i0, 2] -= lam * w[i0] * g0z
+    x[i1, 0] -= lam * w[i1] * g1x
+    x[i1, 1] -= lam * w[i1] * g1y
+    x[i1, 2] -= lam * w[i1] * g1z
+    x[ig, 0] -= lam * w[ig] * ex
+    x[ig, 1] -= lam * w[ig] * ey
+    x[ig, 2] -= lam * w[ig] * ez
+    return c
+
+
+@njit(cache=True)
+def project_ghost_distance(x, w, i0, i1, ig, rest):
+    """Ghost point at distance ``rest`` from the edge midpoint, eq. (20), appendix (39)-(42)."""
+    dx = x[ig, 0] - 0.5 * (x[i0, 0] + x[i1, 0])
+    dy = x[ig, 1] - 0.5 * (x[i0, 1] + x[i1, 1])
+    dz = x[ig, 2] - 0.5 * (x[i0, 2] + x[i1, 2])
+    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
+    c = ln - rest
+    den = 0.25 * w[i0] + 0.25 * w[i1] + w[ig]
+    if ln <= 0.0 or den <= 0.0:
+        return c
+    s = c / (den * ln)
+    x[i0, 0] += 0.5 * w[i0] * s * dx
+    x[i0, 1] += 0.5 * w[i0] * s * dy
+    x[i0, 2] += 0.5 * w[i0] * s * dz
+    x[i1, 0] += 0.5 * w[i1] * s * dx
+    x[i1, 1] += 0.5 * w[i1] * s * dy
+    x[i1, 2] += 0.5 * w[i1] * s * dz
+    x[ig, 0] -= w[ig] * s * dx
+    x[ig, 1] -= w[ig] * s * dy
+    x[ig, 2] -= w[ig] * s * dz
+    return c
+
+
+@njit(cache=True)
+def project_pin(x, w, i, t, b):
+    """Pin point ``i`` to the barycentric point ``sum_k b[k] x[t[k]]`` (eq. 24, two-way).
+
+    ``t`` holds three point indices (repeat an index with weight 0 to use fewer).  The vector
+    constraint ``C = x_i - sum_k b_k x_{t_k}`` is linear, so one projection satisfies it.
+    """
+    wsum = w[i]
+    for k in range(3):
+        wsum += b[k] * b[k] * w[t[k]]
+    if wsum <= 0.0:
+        return 0.0
+    cn = 0.0
+    for r in range(3):
+        c = x[i, r]
+        for k in range(3):
+            c -= b[k] * x[t[k], r]
+        cn += c * c
+        s = c / wsum
+        x[i, r] -= w[i] * s
+        for k in range(3):
+            x[t[k], r] += w[t[k]] * b[k] * s
+    return math.sqrt(cn)
+
+
+@njit(cache=True)
+def solve3(a, b, out):
+    """Solve the 3x3 system ``a @ out = b`` by cofactors; returns the determinant (0: singular)."""
+    c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
+    c01 = a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]
+    c02 = a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]
+    det = a[0, 0] * c00 + a[0, 1] * c01 + a[0, 2] * c02
+    scale = 0.0
+    for r in range(3):
+        for c in range(3):
+            scale = max(scale, abs(a[r, c]))
+    if scale == 0.0 or abs(det) <= 1e-300 or abs(det) <= 1e-14 * scale * scale * scale:
+        return 0.0
+    c10 = a[0, 2] * a[2, 1] - a[0, 1] * a[2, 2]
+    c11 = a[0, 0] * a[2, 2] - a[0, 2] * a[2, 0]
+    c12 = a[0, 1] * a[2, 0] - a[0, 0] * a[2, 1]
+    c20 = a[0, 1] * a[1, 2] - a[0, 2] * a[1, 1]
+    c21 = a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]
+    c22 = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+    b0 = b[0]
+    b1 = b[1]
+    b2 = b[2]
+    out[0] = (c00 * b0 + c10 * b1 + c20 * b2) / det
+    out[1] = (c01 * b0 + c11 * b1 + c21 * b2) / det
+    out[2] = (c02 * b0 + c12 * b1 + c22 * b2) / det
+    return det
+
+
+# --------------------------------------------------------------------------------------------
+# Bending and twisting, eqs. (21)-(23), solved as one 3-D block through eq. (17)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)
+def project_orientation(x, w, idx, rot, has_rot, rest_omega, rest_len, alpha, compliance,
+                        use_xpbd, lam, dt2, fa, fb, tmp, ja, jb, grad, vec):
+    """Project one bending-twisting constraint as a 3-D block, eqs. (17), (21), (23).
+
+    Relaxation form (``use_xpbd`` false): ``C = alpha * (Omega - rest_omega)`` componentwise,
+    the goal Darboux vector of eq. (21); ``alpha`` in [0, 1].  XPBD form: ``C = Omega -
+    rest_omega`` with per-component ``compliance`` [1/(N m^2) per m] and multipliers ``lam`` [3]
+    (updated).  ``vec`` is [9] scratch.  Returns the norm of ``Omega - rest_omega`` before the
+    projection, or -1.0 when the constraint is skipped (degenerate or flipped frames).
+    """
+    omega = vec[0:3]
+    sq = darboux_gradient(x, idx, rot, has_rot, rest_len, fa, fb, tmp, ja, jb, omega, grad)
+    if sq <= 1e-8:
+        return -1.0
+    # A = sum_b w_b G_b G_b^T (into tmp)
+    for i in range(3):
+        for j in range(i, 3):
+            v = 0.0
+            for slot in range(6):
+                wb = w[idx[slot]]
+                if wb != 0.0:
+                    v += wb * (grad[slot, i, 0] * grad[slot, j, 0] + grad[slot, i, 1] * grad[slot, j, 1]
+                               + grad[slot, i, 2] * grad[slot, j, 2])
+            tmp[i, j] = v
+            tmp[j, i] = v
+    rhs = vec[3:6]
+    sol = vec[6:9]
+    err = 0.0
+    for i in range(3):
+        dev = omega[i] - rest_omega[i]
+        err += dev * dev
+        if use_xpbd:
+            at = compliance[i] / dt2
+            if compliance[i] >= FREE_COMPLIANCE:
+                for j in range(3):
+                    tmp[i, j] = 0.0
+                    tmp[j, i] = 0.0
+                tmp[i, i] = 1.0
+                rhs[i] = 0.0
+            else:
+                tmp[i, i] += at
+                rhs[i] = -(dev + at * lam[i])
+        else:
+            rhs[i] = -alpha[i] * dev
+    det = solve3(tmp, rhs, sol)
+    if det == 0.0:
+        return -1.0
+    if use_xpbd:
+        for i in range(3):
+            lam[i] += sol[i]
+    for slot in range(6):
+        p = idx[slot]
+        wb = w[p]
+        if wb == 0.0:
+            continue
+        for s in range(3):
+            x[p, s] += wb * (grad[slot, 0, s] * sol[0] + grad[slot, 1, s] * sol[1] + grad[slot, 2, s] * sol[2])
+    return math.sqrt(err)

@@ -1,0 +1,205 @@
+"""The position-based elastic rod solver (Umetani, Schmidt and Stam 2014)."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from ..sim.model import Model, State
+from ..sim.validate import SimulationDiverged
+from . import kernels as K
+from .stiffness import alphas_from_stiffness, effective_inverse_mass, orientation_compliance
+
+__all__ = ["PBDSettings", "PBDSolver"]
+
+_ORDERS = {"interleaved": K.ORDER_INTERLEAVED, "sequential": K.ORDER_SEQUENTIAL,
+           "random": K.ORDER_RANDOM}
+_GRAVITY = {"corrected": K.GRAVITY_CORRECTED, "full": K.GRAVITY_FULL, "none": K.GRAVITY_NONE}
+
+
+@dataclass(frozen=True)
+class PBDSettings:
+    """Solver options.
+
+    iterations : constraint passes per substep (>= 1).
+    substeps : substeps per ``step`` call (>= 1); each runs ``iterations`` passes.
+    order : ``"interleaved"`` (bidirectional interleaving of section 6, default),
+        ``"sequential"`` or ``"random"`` (a new permutation per pass).
+    gravity_mode : ``"corrected"`` (Algorithm 1), ``"full"`` or ``"none"`` on ghost points.
+    stiffness : ``"alpha"`` (relaxed projections, eq. 21; alphas from the material unless the
+        strand sets them) or ``"xpbd"`` (compliance from the material; iteration-independent).
+    length_solver : ``"gauss-seidel"`` (one projection per edge, as in the paper) or
+        ``"direct"`` (all edge lengths of an open strand in one tridiagonal solve per pass).
+    damping : velocity damping rate [1/s]; velocities scale by ``max(0, 1 - damping dt)``.
+    seed : seed of the random order.
+    check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf.
+    """
+
+    iterations: int = 10
+    substeps: int = 1
+    order: str = "interleaved"
+    gravity_mode: str = "corrected"
+    stiffness: str = "alpha"
+    length_solver: str = "gauss-seidel"
+    damping: float = 0.0
+    seed: int = 0
+    check_finite: bool = True
+
+    def __post_init__(self):
+        for name in ("iterations", "substeps"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        if self.order not in _ORDERS:
+            raise ValueError(f"unknown order {self.order!r}; choose one of {sorted(_ORDERS)}")
+        if self.gravity_mode not in _GRAVITY:
+            raise ValueError(f"unknown gravity_mode {self.gravity_mode!r}; choose one of "
+                             f"{sorted(_GRAVITY)}")
+        if self.stiffness not in ("alpha", "xpbd"):
+            raise ValueError(f"unknown stiffness {self.stiffness!r}; choose 'alpha' or 'xpbd'")
+        if self.length_solver not in ("gauss-seidel", "direct"):
+            raise ValueError(f"unknown length_solver {self.length_solver!r}; choose "
+                             "'gauss-seidel' or 'direct'")
+        if not math.isfinite(self.damping) or self.damping < 0:
+            raise ValueError(f"damping must be >= 0, got {self.damping!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class PBDSolver:
+    """Steps a :class:`~strandlab.sim.model.Model` with position-based elastic rods.
+
+    ``solver.step(state_in, state_out, dt)`` advances by ``dt`` [s]; ``state_out`` may be
+    ``state_in``.  All scratch memory is allocated here, once.
+    """
+
+    def __init__(self, model: Model, settings: PBDSettings | None = None):
+        self.model = model
+        self.settings = settings or PBDSettings()
+        st = self.settings
+        m = model
+        ns, ne, no, nc, npnt = m.n_strands, m.n_edges, len(m.oe_idx), len(m.co_idx), m.n_points
+        self._order = _ORDERS[st.order]
+        self._gravity_mode = _GRAVITY[st.gravity_mode]
+        self._xpbd = st.stiffness == "xpbd"
+        direct = st.length_solver == "direct"
+        self._direct = np.array([direct and not c for c in m.strand_closed], dtype=np.bool_)
+        # stiffness
+        self._oe_compliance = orientation_compliance(m.oe_stiffness, m.oe_rest_length)
+        self._co_compliance = orientation_compliance(m.co_stiffness, m.co_rest_length)
+        if self._xpbd:
+            self._edge_compliance = m.edge_rest_length / m.edge_stretch
+        else:
+            self._edge_compliance = np.zeros(ne)
+        self._w_oe = effective_inverse_mass(m.x0, m.inv_mass, m.oe_idx, m.oe_rest_length)
+        self._w_co = effective_inverse_mass(m.x0, m.inv_mass, m.co_idx, m.co_rest_length, m.co_rot)
+        self._alpha_dt = None
+        self._oe_alpha = np.zeros((no, 3))
+        self._co_alpha = np.zeros((nc, 3))
+        # scratch
+        rows = ns + 1
+        self._fa = np.zeros((rows, 3, 3))
+        self._fb = np.zeros((rows, 3, 3))
+        self._tmp = np.zeros((rows, 3, 3))
+        self._ja = np.zeros((rows, 3, 3, 3, 3))
+        self._jb = np.zeros((rows, 3, 3, 3, 3))
+        self._grad = np.zeros((rows, 6, 3, 3))
+        self._vec = np.zeros((rows, 9))
+        self._eye = np.eye(3)[None].copy()
+        self._zero3 = np.zeros(3)
+        self._perm = np.zeros(max(ne, 1), dtype=np.int64)
+        self._tri = np.zeros((3, max(ne, 1)))
+        self._nrm = np.zeros((max(ne, 1), 3))
+        self._lam_len = np.zeros(ne)
+        self._lam_oe = np.zeros((no, 3))
+        self._lam_co = np.zeros((nc, 3))
+        self._lam_dist = np.zeros(len(m.dist_i))
+        self._x_pred = np.zeros((npnt, 3))
+        self._v_tmp = np.zeros((npnt, 3))
+        self._mid_tmp = np.zeros((ne, 3))
+        self._cdepth = np.zeros(npnt)
+        self._cnormal = np.zeros((npnt, 3))
+        self._cmu = np.zeros(npnt)
+        self._moving = np.nonzero(np.any(m.frame_linear_velocity != 0, axis=1)
+                                  | np.any(m.frame_angular_velocity != 0, axis=1))[0]
+        self._drv_mask = np.isin(m.driven_frame, self._moving)
+        self._drv_points = m.driven_point[self._drv_mask]
+        self._drv_frames = m.driven_frame[self._drv_mask]
+        self._drv_local = m.driven_local[self._drv_mask]
+
+    # ------------------------------------------------------------------ parameters
+    def alphas(self, h: float) -> tuple[np.ndarray, np.ndarray]:
+        """Alphas used for substep ``h`` [s]: (interior [O, 3], couplings [C, 3])."""
+        if self._alpha_dt != h:
+            m, n = self.model, self.settings.iterations
+            oe = alphas_from_stiffness(m.oe_stiffness, m.oe_rest_length, self._w_oe, h, n)
+            co = alphas_from_stiffness(m.co_stiffness, m.co_rest_length, self._w_co, h, n)
+            self._oe_alpha[...] = np.where(np.isnan(m.oe_alpha), oe, m.oe_alpha)
+            self._co_alpha[...] = np.where(np.isnan(m.co_alpha), co, m.co_alpha)
+            self._alpha_dt = h
+        return self._oe_alpha, self._co_alpha
+
+    def frame_transforms(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """Rotations [F, 3, 3] and origins [F, 3] of the kinematic frames at time ``t``."""
+        m = self.model
+        tau = np.clip(t - m.frame_window[:, 0], 0.0, m.frame_window[:, 1] - m.frame_window[:, 0])
+        rot = Rotation.from_rotvec(m.frame_angular_velocity * tau[:, None]).as_matrix() \
+            if len(tau) else np.zeros((0, 3, 3))
+        rot = rot @ m.frame_rotation
+        origin = m.frame_origin + m.frame_linear_velocity * tau[:, None]
+        return rot, origin
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, state_in: State, state_out: State, dt: float) -> None:
+        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object)."""
+        if not (isinstance(dt, (float, int, np.floating)) and math.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt must be a positive finite number, got {dt!r}")
+        if state_out is not state_in:
+            state_out.assign(state_in)
+        st = self.settings
+        h = float(dt) / st.substeps
+        for k in range(st.substeps):
+            self._substep(state_out, h, k)
+        state_out.step += 1
+
+    def _substep(self, s: State, h: float, k: int) -> None:
+        m, st = self.model, self.settings
+        oe_alpha, co_alpha = self.alphas(h)
+        K.predict(m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.strand_edge_start,
+                  s.x, s.v, s.mid_v, m.gravity, h, self._gravity_mode, st.damping,
+                  self._v_tmp, self._mid_tmp, self._x_pred)
+        s.mid_v[...] = self._mid_tmp
+        if len(self._drv_points):
+            rot, origin = self.frame_transforms(s.time + h)
+            self._x_pred[self._drv_points] = origin[self._drv_frames] + np.einsum(
+                "nij,nj->ni", rot[self._drv_frames], self._drv_local)
+        self._lam_len[...] = 0.0
+        self._lam_oe[...] = 0.0
+        self._lam_co[...] = 0.0
+        self._lam_dist[...] = 0.0
+        seed = (st.seed * 1000003 + (s.step * st.substeps + k) * 7919 + 17) % (2 ** 31)
+        K.iterate(
+            m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.edge_rest_length,
+            m.ghost_rest_distance, self._edge_compliance, m.strand_edge_start, m.strand_oe_start,
+            self._direct, m.oe_idx, m.oe_rest_omega, m.oe_rest_length, oe_alpha,
+            self._oe_compliance, m.co_idx, m.co_rot, m.co_rest_length, co_alpha,
+            self._co_compliance, m.pin_point, m.pin_targets, m.pin_weights,
+            m.dist_i, m.dist_j, m.dist_rest, m.dist_compliance,
+            m.collide_radius, m.planes, m.spheres, m.capsules, m.collider_friction,
+            st.iterations, self._order, seed, self._xpbd, h,
+            self._lam_len, self._lam_oe, self._lam_co, self._lam_dist, self._perm,
+            self._fa, self._fb, self._tmp, self._ja, self._jb, self._grad, self._vec,
+            self._tri[0], self._tri[1], self._tri[2], self._nrm, self._eye, self._zero3,
+            self._x_pred, self._cdepth, self._cnormal, self._cmu,
+        )
+        K.finish(m.inv_mass, s.x, self._x_pred, self._cdepth, self._cnormal, self._cmu, h,
+                 s.x, self._v_tmp)
+        s.v[...] = self._v_tmp
+        s.time += h
+        if st.check_finite:
+            p, strand = K.first_bad_strand(s.x, s.v, m.point_strand)
+            if p >= 0:
+                raise SimulationDiverged(s.step + 1, s.time, int(strand), int(p))

@@ -1,0 +1,337 @@
+"""Turn a SceneBuilder's description into flat arrays (the Model)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry.darboux import darboux_all
+from ..geometry.frames import frame_of
+from ..geometry.transport import twist_free_directions
+from .model import POINT_BODY, POINT_FRAME, POINT_GHOST, POINT_MESH, POINT_VERTEX, Model
+
+__all__ = ["assemble"]
+
+
+def _ghost_dirs(points, closed, gd, n_edges, label):
+    """Per-edge unit d1 directions: twist-free transport, or the user's per-edge directions."""
+    if gd is not None and gd.shape == (n_edges, 3):
+        t = (np.roll(points, -1, axis=0) - points) if closed else np.diff(points, axis=0)
+        t = t / np.linalg.norm(t, axis=1)[:, None]
+        d = gd - np.einsum("ij,ij->i", gd, t)[:, None] * t
+        n = np.linalg.norm(d, axis=1)
+        bad = np.nonzero(n <= 1e-9 * np.maximum(np.linalg.norm(gd, axis=1), 1e-300))[0]
+        if len(bad):
+            raise ValueError(f"{label}: ghost_direction of edge {int(bad[0])} is parallel to the edge")
+        return d / n[:, None]
+    first = gd if gd is not None else None
+    if first is not None:
+        t0 = points[1] - points[0]
+        t0 = t0 / np.linalg.norm(t0)
+        if np.linalg.norm(first - np.dot(first, t0) * t0) <= 1e-9 * np.linalg.norm(first):
+            raise ValueError(f"{label}: ghost_direction is parallel to the first edge")
+    return twist_free_directions(points, closed=closed, first=first)
+
+
+def _edge_layout(st, v0):
+    n = len(st.points)
+    ne = n if st.closed else n - 1
+    p0 = v0 + np.arange(ne)
+    p1 = v0 + (np.arange(1, ne + 1) % n if st.closed else np.arange(1, ne + 1))
+    return ne, p0, p1
+
+
+def assemble(b) -> Model:
+    strands = b._strands
+    if not strands and not b._meshes and not b._bodies:
+        raise ValueError("scene is empty: add at least one strand, mesh or rigid body")
+    nv = sum(len(s.points) for s in strands)
+    ne_list = [len(s.points) if s.closed else len(s.points) - 1 for s in strands]
+    ne = sum(ne_list)
+
+    # ---- strand vertices
+    vstart = np.zeros(len(strands) + 1, dtype=np.int64)
+    estart = np.zeros(len(strands) + 1, dtype=np.int64)
+    ostart = np.zeros(len(strands) + 1, dtype=np.int64)
+    for s, st in enumerate(strands):
+        vstart[s + 1] = vstart[s] + len(st.points)
+        estart[s + 1] = estart[s] + ne_list[s]
+        no = ne_list[s] if st.closed else ne_list[s] - 1
+        ostart[s + 1] = ostart[s] + no
+    x0 = np.zeros((nv + ne, 3))
+    xr = np.zeros((nv + ne, 3))
+    v0 = np.zeros((nv + ne, 3))
+    m = np.zeros(nv + ne)
+    k = np.zeros(nv + ne, dtype=np.int64)
+    own = np.full(nv + ne, -1, dtype=np.int64)
+    cr = np.zeros(nv + ne)
+    edge_p0 = np.zeros(ne, dtype=np.int64)
+    edge_p1 = np.zeros(ne, dtype=np.int64)
+    edge_rest = np.zeros(ne)
+    ghost_rest = np.zeros(ne)
+    edge_stretch = np.zeros(ne)
+    no_total = int(ostart[-1])
+    oe_idx = np.zeros((no_total, 6), dtype=np.int64)
+    oe_len = np.zeros(no_total)
+    oe_stiff = np.zeros((no_total, 3))
+    oe_alpha = np.full((no_total, 3), np.nan)
+    materials = []
+    strand_mat = np.zeros(len(strands), dtype=np.int64)
+    for s, st in enumerate(strands):
+        if st.material not in materials:
+            materials.append(st.material)
+        strand_mat[s] = materials.index(st.material)
+        a, bnd = int(vstart[s]), int(vstart[s + 1])
+        e0, e1 = int(estart[s]), int(estart[s + 1])
+        x0[a:bnd] = st.points
+        xr[a:bnd] = st.rest_points
+        if st.velocities is not None:
+            v0[a:bnd] = st.velocities
+        k[a:bnd] = POINT_VERTEX
+        own[a:bnd] = s
+        cr[a:bnd] = st.material.contact_radius
+        n_e, p0, p1 = _edge_layout(st, a)
+        edge_p0[e0:e1] = p0
+        edge_p1[e0:e1] = p1
+        lr = np.linalg.norm(xr[p1] - xr[p0], axis=1)
+        edge_rest[e0:e1] = lr
+        lg = float(np.mean(lr)) if st.ghost_distance is None else st.ghost_distance
+        ghost_rest[e0:e1] = lg
+        edge_stretch[e0:e1] = st.material.young_modulus * st.material.area
+        gidx = nv + np.arange(e0, e1)
+        d_init = _ghost_dirs(st.points, st.closed, st.ghost_direction, n_e, st.name)
+        same_rest = np.array_equal(st.points, st.rest_points)
+        d_rest = d_init if same_rest else _ghost_dirs(st.rest_points, st.closed,
+                                                       st.ghost_direction, n_e, st.name)
+        x0[gidx] = 0.5 * (x0[p0] + x0[p1]) + lg * d_init
+        xr[gidx] = 0.5 * (xr[p0] + xr[p1]) + lg * d_rest
+        if st.velocities is not None:
+            v0[gidx] = 0.5 * (v0[p0] + v0[p1])
+        k[gidx] = POINT_GHOST
+        own[gidx] = s
+        # masses: edge mass rho A L split between the end points and the ghost point
+        me = st.material.density * st.material.area * lr
+        if st.ghost_mass_ratio is not None:
+            mg = st.ghost_mass_ratio * me
+        else:
+            mg = st.material.polar_inertia_per_length * lr / lg ** 2
+        mg = np.minimum(mg, 0.5 * me)
+        m[gidx] = mg
+        np.add.at(m, p0, 0.5 * (me - mg))
+        np.add.at(m, p1, 0.5 * (me - mg))
+        # orientation elements between consecutive edges
+        o0, o1 = int(ostart[s]), int(ostart[s + 1])
+        ea = np.arange(e0, e0 + (o1 - o0))
+        eb = e0 + (np.arange(1, o1 - o0 + 1) % n_e)
+        oe_idx[o0:o1] = np.stack([edge_p0[ea], edge_p1[ea], nv + ea,
+                                  edge_p0[eb], edge_p1[eb], nv + eb], axis=1)
+        oe_len[o0:o1] = 0.5 * (lr[ea - e0] + lr[eb - e0])
+        oe_stiff[o0:o1] = st.material.stiffness
+        if st.alpha is not None:
+            oe_alpha[o0:o1] = st.alpha
+    for s, vtx in b._fixed:
+        m[int(vstart[s]) + vtx] = 0.0
+
+    # ---- extra points: frames, meshes, bodies
+    extra_x, extra_v, extra_m, extra_k = [], [], [], []
+    base = nv + ne
+
+    def add_points(p, vel, mass_each, kd):
+        start = base + sum(len(e) for e in extra_x)
+        extra_x.append(np.asarray(p, dtype=np.float64).reshape(-1, 3))
+        extra_v.append(np.asarray(vel, dtype=np.float64).reshape(-1, 3))
+        extra_m.append(np.broadcast_to(np.asarray(mass_each, dtype=np.float64),
+                                       (len(extra_x[-1]),)).copy())
+        extra_k.append(np.full(len(extra_x[-1]), kd, dtype=np.int64))
+        return start
+
+    frame_pts = []
+    for f in b._frames:
+        size = 0.01
+        for a in b._frame_att:
+            if a["frame"] == len(frame_pts):
+                size = float(np.mean(edge_rest[estart[a["strand"]]:estart[a["strand"] + 1]]))
+                break
+        o, r = f["origin"], f["rotation"]
+        p = np.array([o, o + size * r[:, 0], o + size * r[:, 1]])
+        frame_pts.append(add_points(p, np.zeros((3, 3)), 0.0, POINT_FRAME))
+    mesh_start = []
+    dist_i, dist_j, dist_rest, dist_comp = [], [], [], []
+    tris = []
+    mesh_radius = []
+    for mesh in b._meshes:
+        nvm = len(mesh["vertices"])
+        mm = np.full(nvm, mesh["mass"] / nvm)
+        mm[mesh["fixed"]] = 0.0
+        st0 = add_points(mesh["vertices"], mesh["velocities"], mm, POINT_MESH)
+        mesh_start.append(st0)
+        mesh_radius.append(mesh["radius"])
+        t = mesh["triangles"]
+        tris.append(t + st0)
+        ed = np.sort(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]), axis=1)
+        ed = np.unique(ed, axis=0)
+        for i, j in ed:
+            dist_i.append(st0 + i)
+            dist_j.append(st0 + j)
+            dist_rest.append(float(np.linalg.norm(mesh["vertices"][i] - mesh["vertices"][j])))
+            dist_comp.append(mesh["compliance"])
+    body_start = []
+    for body in b._bodies:
+        c, r, sz = body["position"], body["rotation"], body["size"]
+        p = np.array([c, c + sz * r[:, 0], c + sz * r[:, 1]])
+        st0 = add_points(p, np.zeros((3, 3)), body["mass"] / 3.0, POINT_BODY)
+        body_start.append(st0)
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            dist_i.append(st0 + i)
+            dist_j.append(st0 + j)
+            dist_rest.append(float(np.linalg.norm(p[i] - p[j])))
+            dist_comp.append(0.0)
+    if extra_x:
+        ex = np.concatenate(extra_x)
+        x0 = np.concatenate([x0, ex])
+        xr = np.concatenate([xr, ex])
+        v0 = np.concatenate([v0, np.concatenate(extra_v)])
+        m = np.concatenate([m, np.concatenate(extra_m)])
+        k = np.concatenate([k, np.concatenate(extra_k)])
+        own = np.concatenate([own, np.full(len(ex), -1, dtype=np.int64)])
+        crad = np.zeros(len(ex))
+        for st0, mesh, rad in zip(mesh_start, b._meshes, mesh_radius):
+            crad[st0 - base: st0 - base + len(mesh["vertices"])] = rad
+        cr = np.concatenate([cr, crad])
+
+    # ---- rest Darboux vectors of interior elements
+    oe_omega = np.zeros((no_total, 3))
+    darboux_all(xr, oe_idx, oe_len, oe_omega)
+    bad = np.nonzero(~np.all(np.isfinite(oe_omega), axis=1))[0]
+    if len(bad):
+        s = int(np.searchsorted(ostart, bad[0], side="right") - 1)
+        raise ValueError(f"{strands[s].name}: rest frames of orientation element "
+                         f"{int(bad[0] - ostart[s])} are degenerate or turn by 180 degrees")
+
+    # ---- attachments
+    co_idx, co_rot, co_len, co_stiff, co_alpha, co_strand = [], [], [], [], [], []
+    pin_point, pin_t, pin_w = [], [], []
+    drv_p, drv_f, drv_l = [], [], []
+
+    def end_edge(s, end):
+        e = int(estart[s]) if end == 0 else int(estart[s + 1]) - 1
+        vtx = int(vstart[s]) if end == 0 else int(vstart[s + 1]) - 1
+        return e, vtx
+
+    def add_coupling(a3, s, e):
+        bidx = [int(edge_p0[e]), int(edge_p1[e]), nv + e]
+        fa = frame_of(*x0[a3])
+        fb = frame_of(*x0[bidx])
+        co_idx.append(list(a3) + bidx)
+        co_rot.append(fa.T @ fb)
+        co_len.append(0.5 * edge_rest[e])
+        co_stiff.append(strands[s].material.stiffness)
+        co_alpha.append(strands[s].alpha if strands[s].alpha is not None else (np.nan,) * 3)
+        co_strand.append(s)
+
+    for fi, f in enumerate(b._frames):
+        st0 = frame_pts[fi]
+        for q in range(3):
+            drv_p.append(st0 + q)
+            drv_f.append(fi)
+            drv_l.append(f["rotation"].T @ (x0[st0 + q] - f["origin"]))
+    for a in b._frame_att:
+        s, f = a["strand"], b._frames[a["frame"]]
+        e, vtx = end_edge(s, a["end"])
+        m[vtx] = 0.0
+        drv_p.append(vtx)
+        drv_f.append(a["frame"])
+        drv_l.append(f["rotation"].T @ (x0[vtx] - f["origin"]))
+        if a["orientation"]:
+            st0 = frame_pts[a["frame"]]
+            add_coupling([st0, st0 + 1, st0 + 2], s, e)
+    for a in b._tri_att:
+        s = a["strand"]
+        e, vtx = end_edge(s, a["end"])
+        tri = b._meshes[a["mesh"]]["triangles"][a["triangle"]] + mesh_start[a["mesh"]]
+        bary = _barycentric(x0[vtx], x0[tri], edge_rest[e], strands[s].name)
+        pin_point.append(vtx)
+        pin_t.append(tri)
+        pin_w.append(bary)
+        add_coupling([int(t) for t in tri], s, e)
+    for a in b._body_att:
+        s = a["strand"]
+        e, vtx = end_edge(s, a["end"])
+        st0 = body_start[a["body"]]
+        gap = np.linalg.norm(x0[vtx] - x0[st0])
+        if gap > 0.01 * edge_rest[e]:
+            raise ValueError(f"{strands[s].name}: end vertex is {gap:.3g} m from rigid body "
+                             f"{a['body']}; place the body at the strand end")
+        pin_point.append(vtx)
+        pin_t.append([st0, st0, st0])
+        pin_w.append([1.0, 0.0, 0.0])
+        add_coupling([st0, st0 + 1, st0 + 2], s, e)
+
+    inv = np.where(m > 0.0, 1.0 / np.where(m > 0.0, m, 1.0), 0.0)
+    planes = [np.r_[c["point"], c["normal"]] for c in b._colliders if c["type"] == "plane"]
+    spheres = [np.r_[c["center"], c["radius"]] for c in b._colliders if c["type"] == "sphere"]
+    caps = [np.r_[c["a"], c["b"], c["radius"]] for c in b._colliders if c["type"] == "capsule"]
+    fric = ([c["friction"] for c in b._colliders if c["type"] == "plane"]
+            + [c["friction"] for c in b._colliders if c["type"] == "sphere"]
+            + [c["friction"] for c in b._colliders if c["type"] == "capsule"])
+
+    def arr(lst, shape, dtype=np.float64):
+        return np.array(lst, dtype=dtype).reshape(shape) if lst else np.zeros(shape, dtype=dtype)
+
+    fr = b._frames
+    return Model(
+        gravity=b.gravity.copy(), x0=x0, v0=v0, mass=m, inv_mass=inv, point_kind=k,
+        point_strand=own, collide_radius=cr,
+        strand_vertex_start=vstart, strand_edge_start=estart, strand_oe_start=ostart,
+        strand_closed=np.array([s.closed for s in strands], dtype=bool),
+        strand_radius=np.array([s.material.contact_radius for s in strands]),
+        strand_material=strand_mat,
+        edge_p0=edge_p0, edge_p1=edge_p1, edge_ghost=nv + np.arange(ne, dtype=np.int64),
+        edge_rest_length=edge_rest, ghost_rest_distance=ghost_rest, edge_stretch=edge_stretch,
+        oe_idx=oe_idx, oe_rest_omega=oe_omega, oe_rest_length=oe_len, oe_stiffness=oe_stiff,
+        oe_alpha=oe_alpha,
+        co_idx=arr(co_idx, (-1, 6) if co_idx else (0, 6), np.int64),
+        co_rot=arr(co_rot, (-1, 3, 3) if co_rot else (0, 3, 3)),
+        co_rest_length=arr(co_len, (-1,) if co_len else (0,)),
+        co_stiffness=arr(co_stiff, (-1, 3) if co_stiff else (0, 3)),
+        co_alpha=arr(co_alpha, (-1, 3) if co_alpha else (0, 3)),
+        co_strand=arr(co_strand, (-1,) if co_strand else (0,), np.int64),
+        pin_point=arr(pin_point, (-1,) if pin_point else (0,), np.int64),
+        pin_targets=arr(pin_t, (-1, 3) if pin_t else (0, 3), np.int64),
+        pin_weights=arr(pin_w, (-1, 3) if pin_w else (0, 3)),
+        dist_i=arr(dist_i, (-1,) if dist_i else (0,), np.int64),
+        dist_j=arr(dist_j, (-1,) if dist_j else (0,), np.int64),
+        dist_rest=arr(dist_rest, (-1,) if dist_rest else (0,)),
+        dist_compliance=arr(dist_comp, (-1,) if dist_comp else (0,)),
+        frame_origin=arr([f["origin"] for f in fr], (-1, 3) if fr else (0, 3)),
+        frame_rotation=arr([f["rotation"] for f in fr], (-1, 3, 3) if fr else (0, 3, 3)),
+        frame_linear_velocity=arr([f["linear_velocity"] for f in fr], (-1, 3) if fr else (0, 3)),
+        frame_angular_velocity=arr([f["angular_velocity"] for f in fr], (-1, 3) if fr else (0, 3)),
+        frame_window=arr([f["window"] for f in fr], (-1, 2) if fr else (0, 2)),
+        driven_point=arr(drv_p, (-1,) if drv_p else (0,), np.int64),
+        driven_frame=arr(drv_f, (-1,) if drv_f else (0,), np.int64),
+        driven_local=arr(drv_l, (-1, 3) if drv_l else (0, 3)),
+        planes=arr(planes, (-1, 6) if planes else (0, 6)),
+        spheres=arr(spheres, (-1, 4) if spheres else (0, 4)),
+        capsules=arr(caps, (-1, 7) if caps else (0, 7)),
+        collider_friction=arr(fric, (-1,) if fric else (0,)),
+        mesh_triangles=np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64),
+        materials=tuple(materials),
+    )
+
+
+def _barycentric(p, tri, scale, label):
+    """Barycentric coordinates of ``p`` on triangle ``tri`` [3, 3]; checks that it lies on it."""
+    a, b_, c = tri
+    n = np.cross(b_ - a, c - a)
+    area2 = np.dot(n, n)
+    if area2 <= 0:
+        raise ValueError(f"{label}: attachment triangle is degenerate")
+    dist = abs(np.dot(p - a, n)) / np.sqrt(area2)
+    if dist > 0.01 * scale:
+        raise ValueError(f"{label}: end vertex is {dist:.3g} m off the attachment triangle's plane")
+    w1 = np.dot(np.cross(p - a, c - a), n) / area2
+    w2 = np.dot(np.cross(b_ - a, p - a), n) / area2
+    bary = np.array([1.0 - w1 - w2, w1, w2])
+    if np.any(bary < -1e-6):
+        raise ValueError(f"{label}: end vertex lies outside the attachment triangle "
+                         f"(barycentric {bary.round(4).tolist()})")
+    return bary

@@ -1,0 +1,74 @@
+"""Input checks shared by builders, readers and solvers; every error names the offending item."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "SimulationDiverged"]
+
+
+class SimulationDiverged(RuntimeError):
+    """A step produced non-finite positions or velocities."""
+
+    def __init__(self, step: int, time: float, strand: int, point: int):
+        self.step = step
+        self.time = time
+        self.strand = strand
+        self.point = point
+        where = f"strand {strand}" if strand >= 0 else "a non-strand point"
+        super().__init__(f"simulation diverged at step {step} (t = {time:.6g} s): non-finite "
+                         f"position or velocity at point {point} of {where}")
+
+
+def as_points(name: str, points, *, min_points: int = 1) -> np.ndarray:
+    """``points`` as a float array [n, 3]; checks shape, count and finiteness."""
+    try:
+        p = np.array(points, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: not a numeric array ({exc})") from None
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise ValueError(f"{name}: expected shape [n, 3], got {p.shape}")
+    if len(p) < min_points:
+        raise ValueError(f"{name}: needs at least {min_points} points, got {len(p)}")
+    bad = np.nonzero(~np.all(np.isfinite(p), axis=1))[0]
+    if len(bad):
+        raise ValueError(f"{name}: point {int(bad[0])} is not finite ({p[bad[0]].tolist()})")
+    return p
+
+
+def as_vector(name: str, v) -> np.ndarray:
+    """A finite 3-vector."""
+    try:
+        a = np.array(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: not a numeric 3-vector: {v!r}") from None
+    if a.shape != (3,):
+        raise ValueError(f"{name}: expected 3 components, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: not finite: {a.tolist()}")
+    return a
+
+
+def check_positive(name: str, value) -> float:
+    """A positive finite float."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    return v
+
+
+def check_alpha(name: str, alpha) -> tuple:
+    """Three stiffness alphas, each in [0, 1]."""
+    a = np.array(alpha, dtype=np.float64).reshape(-1)
+    if a.shape == (1,):
+        a = np.repeat(a, 3)
+    if a.shape != (3,):
+        raise ValueError(f"{name}: expected 3 values (bend d1, bend d2, twist), got {alpha!r}")
+    for i, v in enumerate(a):
+        if not (0.0 <= v <= 1.0):
+            raise ValueError(f"{name}[{i}] = {v} is outside [0, 1]")
+    return tuple(float(v) for v in a)
