@@ -9,48 +9,48 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .frames import frame_from_points, frame_jacobians
+from .frames import frame_from_points
 
 __all__ = ["darboux", "darboux_gradient", "darboux_of", "darboux_all"]
 
 
-@njit(cache=True)
-def _effective_frame(d, rot, has_rot, out):
-    """``out = d @ rot`` when ``has_rot`` (a constant rotation between frames), else a copy."""
+@njit(cache=True, inline="always")
+def _effective_frame(d, rot, kr, has_rot, out):
+    """``out = d @ rot[kr]`` when ``has_rot`` (a constant rotation between frames), else a copy."""
     for r in range(3):
         for m in range(3):
             if has_rot:
-                out[r, m] = d[r, 0] * rot[0, m] + d[r, 1] * rot[1, m] + d[r, 2] * rot[2, m]
+                out[r, m] = d[r, 0] * rot[kr, 0, m] + d[r, 1] * rot[kr, 1, m] + d[r, 2] * rot[kr, 2, m]
             else:
                 out[r, m] = d[r, m]
 
 
 @njit(cache=True)
-def darboux(x, idx, rot, has_rot, rest_len, fa, fb, tmp, omega_out):
+def darboux(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, omega_out):
     """Modified discrete Darboux vector between two three-point frames.
 
-    Frame A from ``x[idx[0:3]]`` (times the constant rotation ``rot`` when ``has_rot``), frame B
-    from ``x[idx[3:6]]``; ``Q = A^T B`` and ``Omega = (4 / l) vect(Q) / (1 + tr Q)``, the middle
+    Frame A from ``x[idx[k, 0:3]]`` (times the constant rotation ``rot[kr]`` when ``has_rot``),
+    frame B from ``x[idx[k, 3:6]]``; ``Q = A^T B`` and ``Omega = (4 / l) vect(Q) / (1 + tr Q)``, the middle
     expression of eq. (10).  ``fa``, ``fb``, ``tmp`` are [3, 3] scratch.  Returns
     ``1 + tr Q`` (zero or negative: the frames are 180 degrees apart and Omega is undefined), or
     ``-1.0`` when a frame is degenerate.
     """
-    le, lu = frame_from_points(x, idx[0], idx[1], idx[2], tmp)
+    le, lu = frame_from_points(x, idx[k, 0], idx[k, 1], idx[k, 2], tmp)
     if le == 0.0 or lu == 0.0:
         return -1.0
-    _effective_frame(tmp, rot, has_rot, fa)
-    le, lu = frame_from_points(x, idx[3], idx[4], idx[5], fb)
+    _effective_frame(tmp, rot, kr, has_rot, fa)
+    le, lu = frame_from_points(x, idx[k, 3], idx[k, 4], idx[k, 5], fb)
     if le == 0.0 or lu == 0.0:
         return -1.0
     return _omega_from_frames(fa, fb, rest_len, omega_out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _q(fa, fb, m, n):
     return fa[0, m] * fb[0, n] + fa[1, m] * fb[1, n] + fa[2, m] * fb[2, n]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _omega_from_frames(fa, fb, rest_len, omega_out):
     s = 1.0 + _q(fa, fb, 0, 0) + _q(fa, fb, 1, 1) + _q(fa, fb, 2, 2)
     if s <= 0.0:
@@ -62,66 +62,124 @@ def _omega_from_frames(fa, fb, rest_len, omega_out):
     return s
 
 
-@njit(cache=True)
-def darboux_gradient(x, idx, rot, has_rot, rest_len, fa, fb, tmp, ja, jb, omega, grad):
-    """Omega (into ``omega``) and its gradient ``grad[slot, i, s] = dOmega_i / dx_{idx[slot]}[s]``.
+@njit(cache=True, inline="always")
+def _frame_adjoint(x, i0, i1, i2, d, le, lu, ucx, ucy, ucz, ubx, uby, ubz, uax, uay, uaz,
+                   slot0, row, grad):
+    """Pull back covectors on a frame's columns to its three points.
 
-    ``ja``, ``jb`` are [3, 3, 3, 3] scratch for the frame Jacobians, ``grad`` is [6, 3, 3].
-    Points shared by both frames (an interior orientation element shares the middle vertex)
-    have their gradient summed into the first slot that holds them; the later slot is zeroed.
-    Returns ``1 + tr Q`` as :func:`darboux` does.
+    ``(uc, ub, ua)`` are the covectors on the columns ``[c, b, a]`` of frame ``d``; writes
+    ``sum_m u_m^T d(column m)/dp_k`` to ``grad[slot0 + k, row]`` for k = 0, 1, 2, using
+    ``u.db = -(w_k x P_b u) . dp / lu`` with ``w_k`` the edge vectors of the cross product and
+    ``u.da = s_k (P_a u) . dp / le`` (``s = -1, 1, 0``); ``dc = -[a] db + [b] da``.
     """
-    le_a, lu_a = frame_from_points(x, idx[0], idx[1], idx[2], tmp)
+    ax, ay, az = d[0, 2], d[1, 2], d[2, 2]
+    bx, by, bz = d[0, 1], d[1, 1], d[2, 1]
+    # covector on b: u_b + a x u_c ; on a: u_a + u_c x b
+    vbx = ubx + (ay * ucz - az * ucy)
+    vby = uby + (az * ucx - ax * ucz)
+    vbz = ubz + (ax * ucy - ay * ucx)
+    vax = uax + (ucy * bz - ucz * by)
+    vay = uay + (ucz * bx - ucx * bz)
+    vaz = uaz + (ucx * by - ucy * bx)
+    t = bx * vbx + by * vby + bz * vbz
+    pbx = (vbx - bx * t) / lu
+    pby = (vby - by * t) / lu
+    pbz = (vbz - bz * t) / lu
+    t = ax * vax + ay * vay + az * vaz
+    pax = (vax - ax * t) / le
+    pay = (vay - ay * t) / le
+    paz = (vaz - az * t) / le
+    p0x, p0y, p0z = x[i0, 0], x[i0, 1], x[i0, 2]
+    p1x, p1y, p1z = x[i1, 0], x[i1, 1], x[i1, 2]
+    p2x, p2y, p2z = x[i2, 0], x[i2, 1], x[i2, 2]
+    # k = 0: w = p2 - p1, s = -1
+    wx, wy, wz = p2x - p1x, p2y - p1y, p2z - p1z
+    grad[slot0, row, 0] = -(wy * pbz - wz * pby) - pax
+    grad[slot0, row, 1] = -(wz * pbx - wx * pbz) - pay
+    grad[slot0, row, 2] = -(wx * pby - wy * pbx) - paz
+    # k = 1: w = p0 - p2, s = +1
+    wx, wy, wz = p0x - p2x, p0y - p2y, p0z - p2z
+    grad[slot0 + 1, row, 0] = -(wy * pbz - wz * pby) + pax
+    grad[slot0 + 1, row, 1] = -(wz * pbx - wx * pbz) + pay
+    grad[slot0 + 1, row, 2] = -(wx * pby - wy * pbx) + paz
+    # k = 2: w = p1 - p0, s = 0
+    wx, wy, wz = p1x - p0x, p1y - p0y, p1z - p0z
+    grad[slot0 + 2, row, 0] = -(wy * pbz - wz * pby)
+    grad[slot0 + 2, row, 1] = -(wz * pbx - wx * pbz)
+    grad[slot0 + 2, row, 2] = -(wx * pby - wy * pbx)
+
+
+@njit(cache=True, inline="always")
+def _covector(f, ns, e, fm, fn, m, n, r):
+    """Component ``r`` of ``-f (ns * fm[:, m] + e * fn[:, n])`` (``n < 0``: no second term)."""
+    v = ns * fm[r, m]
+    if n >= 0:
+        v += e * fn[r, n]
+    return -f * v
+
+
+@njit(cache=True, inline="always")
+def darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, omega, grad):
+    """Omega (into ``omega[0:3]``) and its gradient ``grad[slot, i, s] = dOmega_i / dx_p[s]``.
+
+    The element's points are ``p = idx[k, slot]`` (frame A: slots 0-2, frame B: slots 3-5), its
+    constant rotation ``rot[kr]`` (used when ``has_rot``).  ``uv`` is [2, 3, 3] scratch,
+    ``grad`` is [6, 3, 3].  The gradient is assembled in adjoint form: for each component ``i``
+    the covectors on the frame columns, ``u_m = -f ((N_i / S) b_m + eps_imn b_n)`` (frame A;
+    symmetric for B), are pulled back to the points by :func:`_frame_adjoint`.  This is the
+    chain rule of the appendix's eqs. (47)-(53) without forming the 3x3 frame Jacobians.  Points
+    shared by both frames (an interior orientation element shares its middle vertex) have their
+    gradient summed into the first slot that holds them; the later slot is zeroed.  Returns
+    ``1 + tr Q`` as :func:`darboux` does.
+    """
+    i0, i1, i2 = idx[k, 0], idx[k, 1], idx[k, 2]
+    i3, i4, i5 = idx[k, 3], idx[k, 4], idx[k, 5]
+    le_a, lu_a = frame_from_points(x, i0, i1, i2, tmp)
     if le_a == 0.0 or lu_a == 0.0:
         return -1.0
-    frame_jacobians(x, idx[0], idx[1], idx[2], tmp, le_a, lu_a, ja)
-    _effective_frame(tmp, rot, has_rot, fa)
-    if has_rot:
-        # J~^m = sum_r rot[r, m] J^r, in place per point and component
-        for k in range(3):
-            for r in range(3):
-                for s in range(3):
-                    j0 = ja[k, 0, r, s]
-                    j1 = ja[k, 1, r, s]
-                    j2 = ja[k, 2, r, s]
-                    for m in range(3):
-                        tmp[0, m] = j0 * rot[0, m] + j1 * rot[1, m] + j2 * rot[2, m]
-                    ja[k, 0, r, s] = tmp[0, 0]
-                    ja[k, 1, r, s] = tmp[0, 1]
-                    ja[k, 2, r, s] = tmp[0, 2]
-    le_b, lu_b = frame_from_points(x, idx[3], idx[4], idx[5], fb)
+    _effective_frame(tmp, rot, kr, has_rot, fa)
+    le_b, lu_b = frame_from_points(x, i3, i4, i5, fb)
     if le_b == 0.0 or lu_b == 0.0:
         return -1.0
-    frame_jacobians(x, idx[3], idx[4], idx[5], fb, le_b, lu_b, jb)
     sq = _omega_from_frames(fa, fb, rest_len, omega)
     if sq <= 0.0:
         return sq
     f = 2.0 / (rest_len * sq)
-    # N_i = Q_kj - Q_jk with (i, j, k) cyclic; Omega_i = f N_i; dOmega_i = f (dN_i - N_i dS / S)
-    n0 = omega[0] / f
-    n1 = omega[1] / f
-    n2 = omega[2] / f
-    for slot in range(6):
-        k = slot % 3
-        for s in range(3):
-            # dQ[m][n] for this point and coordinate s
-            for m in range(3):
-                for n in range(3):
-                    v = 0.0
-                    if slot < 3:
-                        for r in range(3):
-                            v += fb[r, n] * ja[k, m, r, s]
-                    else:
-                        for r in range(3):
-                            v += fa[r, m] * jb[k, n, r, s]
-                    tmp[m, n] = v
-            ds = tmp[0, 0] + tmp[1, 1] + tmp[2, 2]
-            grad[slot, 0, s] = f * ((tmp[2, 1] - tmp[1, 2]) - n0 * ds / sq)
-            grad[slot, 1, s] = f * ((tmp[0, 2] - tmp[2, 0]) - n1 * ds / sq)
-            grad[slot, 2, s] = f * ((tmp[1, 0] - tmp[0, 1]) - n2 * ds / sq)
+    for i in range(3):
+        ns = omega[i] / f / sq  # N_i / S
+        # (m, n, eps_imn) for the two columns m != i; column i has only the trace term
+        m1 = (i + 1) % 3
+        m2 = (i + 2) % 3
+        # frame A, effective columns: u_m = -f (ns b_m + eps_{i m n} b_n), n the third index
+        for r in range(3):
+            uv[0, i, r] = _covector(f, ns, 0.0, fb, fb, i, -1, r)
+            uv[0, m1, r] = _covector(f, ns, 1.0, fb, fb, m1, m2, r)
+            uv[0, m2, r] = _covector(f, ns, -1.0, fb, fb, m2, m1, r)
+        if has_rot:
+            for r in range(3):
+                u0 = uv[0, 0, r]
+                u1 = uv[0, 1, r]
+                u2 = uv[0, 2, r]
+                for q in range(3):
+                    uv[1, q, r] = rot[kr, q, 0] * u0 + rot[kr, q, 1] * u1 + rot[kr, q, 2] * u2
+            _frame_adjoint(x, i0, i1, i2, tmp, le_a, lu_a,
+                           uv[1, 0, 0], uv[1, 0, 1], uv[1, 0, 2], uv[1, 1, 0], uv[1, 1, 1],
+                           uv[1, 1, 2], uv[1, 2, 0], uv[1, 2, 1], uv[1, 2, 2], 0, i, grad)
+        else:
+            _frame_adjoint(x, i0, i1, i2, tmp, le_a, lu_a,
+                           uv[0, 0, 0], uv[0, 0, 1], uv[0, 0, 2], uv[0, 1, 0], uv[0, 1, 1],
+                           uv[0, 1, 2], uv[0, 2, 0], uv[0, 2, 1], uv[0, 2, 2], 0, i, grad)
+        # frame B: v_n = -f (ns a~_n + eps_{i m n} a~_m), m the third index
+        for r in range(3):
+            uv[1, i, r] = _covector(f, ns, 0.0, fa, fa, i, -1, r)
+            uv[1, m1, r] = _covector(f, ns, -1.0, fa, fa, m1, m2, r)
+            uv[1, m2, r] = _covector(f, ns, 1.0, fa, fa, m2, m1, r)
+        _frame_adjoint(x, i3, i4, i5, fb, le_b, lu_b,
+                       uv[1, 0, 0], uv[1, 0, 1], uv[1, 0, 2], uv[1, 1, 0], uv[1, 1, 1],
+                       uv[1, 1, 2], uv[1, 2, 0], uv[1, 2, 1], uv[1, 2, 2], 3, i, grad)
     for slot in range(1, 6):
         for prev in range(slot):
-            if idx[slot] == idx[prev]:
+            if idx[k, slot] == idx[k, prev]:
                 for i in range(3):
                     for s in range(3):
                         grad[prev, i, s] += grad[slot, i, s]
@@ -139,9 +197,13 @@ def darboux_all(x, idx, rest_len, omega_out):
     fa = np.zeros((3, 3))
     fb = np.zeros((3, 3))
     tmp = np.zeros((3, 3))
-    rot = np.eye(3)
+    rot = np.eye(3).reshape(1, 3, 3)
+    om = np.zeros(3)
     for k in range(idx.shape[0]):
-        sq = darboux(x, idx[k], rot, False, rest_len[k], fa, fb, tmp, omega_out[k])
+        sq = darboux(x, idx, k, rot, 0, False, rest_len[k], fa, fb, tmp, om)
+        omega_out[k, 0] = om[0]
+        omega_out[k, 1] = om[1]
+        omega_out[k, 2] = om[2]
         if sq <= 0.0:
             omega_out[k, 0] = np.nan
             omega_out[k, 1] = np.nan
@@ -151,13 +213,13 @@ def darboux_all(x, idx, rest_len, omega_out):
 def darboux_of(points6, rest_len=1.0, rot=None):
     """Omega for six points (frame A then frame B), shape [6, 3]; Python convenience."""
     x = np.ascontiguousarray(np.array(points6, dtype=np.float64))
-    idx = np.arange(6, dtype=np.int64)
+    idx = np.arange(6, dtype=np.int64).reshape(1, 6)
     out = np.zeros(3)
     fa = np.zeros((3, 3))
     fb = np.zeros((3, 3))
     tmp = np.zeros((3, 3))
     r = np.eye(3) if rot is None else np.ascontiguousarray(rot, dtype=np.float64)
-    sq = darboux(x, idx, r, rot is not None, float(rest_len), fa, fb, tmp, out)
+    sq = darboux(x, idx, 0, r.reshape(1, 3, 3), 0, rot is not None, float(rest_len), fa, fb, tmp, out)
     if sq <= 0.0:
         raise ValueError("frames are degenerate or 180 degrees apart: Omega is undefined")
     return out

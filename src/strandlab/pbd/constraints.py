@@ -34,7 +34,7 @@ FREE_COMPLIANCE = 1e20  # compliance at or above this switches a component off (
 # --------------------------------------------------------------------------------------------
 # Edge constraints, eqs. (18)-(20); appendix eqs. (33)-(42)
 # --------------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
     """Distance ``|x_i - x_j| = rest``: edge length (18) and mesh edges.
 
@@ -62,7 +62,7 @@ def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def project_length(x, w, i, j, rest):
     """Hard edge-length constraint (18), appendix eq. (35). Returns the value before projection."""
     dx = x[i, 0] - x[j, 0]
@@ -83,7 +83,7 @@ def project_length(x, w, i, j, rest):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def project_bisector(x, w, i0, i1, ig):
     """Ghost point on the perpendicular bisector of the edge, eq. (19), appendix (36)-(38).
 
@@ -120,7 +120,7 @@ def project_bisector(x, w, i0, i1, ig):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def project_ghost_distance(x, w, i0, i1, ig, rest):
     """Ghost point at distance ``rest`` from the edge midpoint, eq. (20), appendix (39)-(42)."""
     dx = x[ig, 0] - 0.5 * (x[i0, 0] + x[i1, 0])
@@ -169,9 +169,13 @@ def project_pin(x, w, i, t, b):
     return math.sqrt(cn)
 
 
-@njit(cache=True)
-def solve3(a, b, out):
-    """Solve the 3x3 system ``a @ out = b`` by cofactors; returns the determinant (0: singular)."""
+@njit(cache=True, inline="always")
+def solve3(a, v, ib, io):
+    """Solve ``a @ v[io:io+3] = v[ib:ib+3]`` (``a`` 3x3) by cofactors.
+
+    Returns the determinant; 0 means singular (relative to the entries' scale), and ``v`` is
+    then left unchanged.
+    """
     c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
     c01 = a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]
     c02 = a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]
@@ -188,74 +192,110 @@ def solve3(a, b, out):
     c20 = a[0, 1] * a[1, 2] - a[0, 2] * a[1, 1]
     c21 = a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]
     c22 = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
-    b0 = b[0]
-    b1 = b[1]
-    b2 = b[2]
-    out[0] = (c00 * b0 + c10 * b1 + c20 * b2) / det
-    out[1] = (c01 * b0 + c11 * b1 + c21 * b2) / det
-    out[2] = (c02 * b0 + c12 * b1 + c22 * b2) / det
+    b0 = v[ib]
+    b1 = v[ib + 1]
+    b2 = v[ib + 2]
+    v[io] = (c00 * b0 + c10 * b1 + c20 * b2) / det
+    v[io + 1] = (c01 * b0 + c11 * b1 + c21 * b2) / det
+    v[io + 2] = (c02 * b0 + c12 * b1 + c22 * b2) / det
     return det
 
 
 # --------------------------------------------------------------------------------------------
 # Bending and twisting, eqs. (21)-(23), solved as one 3-D block through eq. (17)
 # --------------------------------------------------------------------------------------------
-@njit(cache=True)
-def project_orientation(x, w, idx, rot, has_rot, rest_omega, rest_len, alpha, compliance,
-                        use_xpbd, lam, dt2, fa, fb, tmp, ja, jb, grad, vec):
+@njit(cache=True, inline="always")
+def _xpbd_rhs(a, vec, compliance, lam, k, dt2, d0, d1, d2):
+    """XPBD system: ``a += diag(compliance / dt^2)``, ``vec[3:6] = -(C + alpha~ lambda)``.
+
+    Components with compliance >= FREE_COMPLIANCE are removed from the system (zero stiffness).
+    """
+    for i in range(3):
+        dev = d0 if i == 0 else (d1 if i == 1 else d2)
+        if compliance[k, i] >= FREE_COMPLIANCE:
+            for j in range(3):
+                a[i, j] = 0.0
+                a[j, i] = 0.0
+            a[i, i] = 1.0
+            vec[3 + i] = 0.0
+        else:
+            at = compliance[k, i] / dt2
+            a[i, i] += at
+            vec[3 + i] = -(dev + at * lam[k, i])
+
+
+@njit(cache=True, inline="always")
+def project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len, alpha,
+                        compliance, use_xpbd, lam, dt2, fa, fb, tmp, uv, grad, vec):
     """Project one bending-twisting constraint as a 3-D block, eqs. (17), (21), (23).
+
+    The element is row ``k`` of ``idx`` [n, 6], ``alpha``, ``compliance`` and ``lam`` [n, 3];
+    its constant rotation is ``rot[kr]`` (when ``has_rot``) and its rest Darboux vector
+    ``rest_omega[ko]``; ``rest_len`` [m] is its length.  Rows are passed as indices so that no
+    array views are made in the inner loop.
 
     Relaxation form (``use_xpbd`` false): ``C = alpha * (Omega - rest_omega)`` componentwise,
     the goal Darboux vector of eq. (21); ``alpha`` in [0, 1].  XPBD form: ``C = Omega -
-    rest_omega`` with per-component ``compliance`` [1/(N m^2) per m] and multipliers ``lam`` [3]
-    (updated).  ``vec`` is [9] scratch.  Returns the norm of ``Omega - rest_omega`` before the
-    projection, or -1.0 when the constraint is skipped (degenerate or flipped frames).
+    rest_omega`` with per-component ``compliance`` [1/(N m)] and multipliers ``lam``
+    (updated).  ``uv`` [2, 3, 3] and ``vec`` [9] are scratch.  Returns the norm of
+    ``Omega - rest_omega`` before the projection, or -1.0 when the constraint is skipped
+    (degenerate frames, or frames turned by 180 degrees where Omega is infinite).
     """
-    omega = vec[0:3]
-    sq = darboux_gradient(x, idx, rot, has_rot, rest_len, fa, fb, tmp, ja, jb, omega, grad)
+    sq = darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, vec, grad)
     if sq <= 1e-8:
         return -1.0
     # A = sum_b w_b G_b G_b^T (into tmp)
-    for i in range(3):
-        for j in range(i, 3):
-            v = 0.0
-            for slot in range(6):
-                wb = w[idx[slot]]
-                if wb != 0.0:
-                    v += wb * (grad[slot, i, 0] * grad[slot, j, 0] + grad[slot, i, 1] * grad[slot, j, 1]
-                               + grad[slot, i, 2] * grad[slot, j, 2])
-            tmp[i, j] = v
-            tmp[j, i] = v
-    rhs = vec[3:6]
-    sol = vec[6:9]
-    err = 0.0
-    for i in range(3):
-        dev = omega[i] - rest_omega[i]
-        err += dev * dev
-        if use_xpbd:
-            at = compliance[i] / dt2
-            if compliance[i] >= FREE_COMPLIANCE:
-                for j in range(3):
-                    tmp[i, j] = 0.0
-                    tmp[j, i] = 0.0
-                tmp[i, i] = 1.0
-                rhs[i] = 0.0
-            else:
-                tmp[i, i] += at
-                rhs[i] = -(dev + at * lam[i])
-        else:
-            rhs[i] = -alpha[i] * dev
-    det = solve3(tmp, rhs, sol)
+    a00 = 0.0
+    a01 = 0.0
+    a02 = 0.0
+    a11 = 0.0
+    a12 = 0.0
+    a22 = 0.0
+    for slot in range(6):
+        wb = w[idx[k, slot]]
+        if wb != 0.0:
+            g0x, g0y, g0z = grad[slot, 0, 0], grad[slot, 0, 1], grad[slot, 0, 2]
+            g1x, g1y, g1z = grad[slot, 1, 0], grad[slot, 1, 1], grad[slot, 1, 2]
+            g2x, g2y, g2z = grad[slot, 2, 0], grad[slot, 2, 1], grad[slot, 2, 2]
+            a00 += wb * (g0x * g0x + g0y * g0y + g0z * g0z)
+            a01 += wb * (g0x * g1x + g0y * g1y + g0z * g1z)
+            a02 += wb * (g0x * g2x + g0y * g2y + g0z * g2z)
+            a11 += wb * (g1x * g1x + g1y * g1y + g1z * g1z)
+            a12 += wb * (g1x * g2x + g1y * g2y + g1z * g2z)
+            a22 += wb * (g2x * g2x + g2y * g2y + g2z * g2z)
+    tmp[0, 0] = a00
+    tmp[0, 1] = a01
+    tmp[0, 2] = a02
+    tmp[1, 0] = a01
+    tmp[1, 1] = a11
+    tmp[1, 2] = a12
+    tmp[2, 0] = a02
+    tmp[2, 1] = a12
+    tmp[2, 2] = a22
+    d0 = vec[0] - rest_omega[ko, 0]
+    d1 = vec[1] - rest_omega[ko, 1]
+    d2 = vec[2] - rest_omega[ko, 2]
+    if use_xpbd:
+        _xpbd_rhs(tmp, vec, compliance, lam, k, dt2, d0, d1, d2)
+    else:
+        vec[3] = -alpha[k, 0] * d0
+        vec[4] = -alpha[k, 1] * d1
+        vec[5] = -alpha[k, 2] * d2
+    det = solve3(tmp, vec, 3, 6)
     if det == 0.0:
         return -1.0
+    s0 = vec[6]
+    s1 = vec[7]
+    s2 = vec[8]
     if use_xpbd:
-        for i in range(3):
-            lam[i] += sol[i]
+        lam[k, 0] += s0
+        lam[k, 1] += s1
+        lam[k, 2] += s2
     for slot in range(6):
-        p = idx[slot]
+        p = idx[k, slot]
         wb = w[p]
         if wb == 0.0:
             continue
         for s in range(3):
-            x[p, s] += wb * (grad[slot, 0, s] * sol[0] + grad[slot, 1, s] * sol[1] + grad[slot, 2, s] * sol[2])
-    return math.sqrt(err)
+            x[p, s] += wb * (grad[slot, 0, s] * s0 + grad[slot, 1, s] * s1 + grad[slot, 2, s] * s2)
+    return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)

@@ -23,7 +23,7 @@ from .constraints import (
 )
 
 __all__ = ["ORDER_INTERLEAVED", "ORDER_SEQUENTIAL", "ORDER_RANDOM", "GRAVITY_CORRECTED",
-           "GRAVITY_FULL", "GRAVITY_NONE", "predict", "iterate", "finish", "first_bad_strand"]
+           "GRAVITY_FULL", "GRAVITY_NONE", "predict", "iterate", "iterate_strands", "finish", "first_bad_strand"]
 
 ORDER_INTERLEAVED = 0
 ORDER_SEQUENTIAL = 1
@@ -206,7 +206,7 @@ def _project_strand(
     s, x, w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance, edge_compliance,
     strand_edge_start, strand_oe_start, strand_direct, oe_idx, oe_rest_omega, oe_rest_length,
     oe_alpha, oe_compliance, eye, order, seed, use_xpbd, dt2, lam_len, lam_oe, perm,
-    fa, fb, tmp, ja, jb, grad, vec, tri_b, tri_c, tri_d, nrm,
+    fa, fb, tmp, uv, grad, vec, tri_b, tri_c, tri_d, nrm,
 ):
     e0 = strand_edge_start[s]
     e1 = strand_edge_start[s + 1]
@@ -234,9 +234,9 @@ def _project_strand(
             _shuffle(perm, e0, no, seed + 2 * s + 1)  # reuses the strand's slots (no <= ne)
         for k in range(no):
             o = o0 + (perm[e0 + k] if order == ORDER_RANDOM else _ordered(k, no, order))
-            project_orientation(x, w, oe_idx[o], eye[0], False, oe_rest_omega[o], oe_rest_length[o],
-                                oe_alpha[o], oe_compliance[o], use_xpbd, lam_oe[o], dt2,
-                                fa, fb, tmp, ja, jb, grad, vec)
+            project_orientation(x, w, oe_idx, o, eye, 0, False, oe_rest_omega, o,
+                                oe_rest_length[o], oe_alpha, oe_compliance, use_xpbd, lam_oe,
+                                dt2, fa, fb, tmp, uv, grad, vec)
     if direct and ne > 0:
         _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance, lam_len,
                               e0, e1, dt2, tri_b, tri_c, tri_d, nrm)
@@ -255,7 +255,7 @@ def iterate(
     # Settings:
     iterations, order, seed, use_xpbd, dt,
     # Scratch:
-    lam_len, lam_oe, lam_co, lam_dist, perm, fa, fb, tmp, ja, jb, grad, vec,
+    lam_len, lam_oe, lam_co, lam_dist, perm, fa, fb, tmp, uv, grad, vec,
     tri_b, tri_c, tri_d, nrm, eye, zero3,
     # State in/out:
     x,
@@ -270,28 +270,81 @@ def iterate(
     for p in prange(n_points):
         contact_depth[p] = 0.0
     for it in range(iterations):
-        for s in prange(n_strands):
-            _project_strand(
-                s, x, w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance,
-                edge_compliance, strand_edge_start, strand_oe_start, strand_direct, oe_idx,
-                oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance, eye, order,
-                seed + 7919 * it * (2 * n_strands + 2), use_xpbd, dt2, lam_len, lam_oe, perm,
-                fa[s], fb[s], tmp[s], ja[s], jb[s], grad[s], vec[s], tri_b, tri_c, tri_d, nrm,
-            )
         for k in range(dist_i.shape[0]):
             project_distance(x, w, dist_i[k], dist_j[k], dist_rest[k], dist_compliance[k],
                              lam_dist, k, dt2)
         for k in range(pin_point.shape[0]):
             project_pin(x, w, pin_point[k], pin_targets[k], pin_weights[k])
         for k in range(co_idx.shape[0]):
-            project_orientation(x, w, co_idx[k], co_rot[k], True, zero3, co_rest_length[k],
-                                co_alpha[k], co_compliance[k], use_xpbd, lam_co[k], dt2,
-                                fa[ser], fb[ser], tmp[ser], ja[ser], jb[ser], grad[ser], vec[ser])
+            project_orientation(x, w, co_idx, k, co_rot, k, True, zero3, 0, co_rest_length[k],
+                                co_alpha, co_compliance, use_xpbd, lam_co, dt2,
+                                fa[ser], fb[ser], tmp[ser], uv[ser], grad[ser], vec[ser])
+        for s in prange(n_strands):
+            _project_strand(
+                s, x, w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance,
+                edge_compliance, strand_edge_start, strand_oe_start, strand_direct, oe_idx,
+                oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance, eye, order,
+                seed + 7919 * it * (2 * n_strands + 2), use_xpbd, dt2, lam_len, lam_oe, perm,
+                fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s], tri_b, tri_c, tri_d, nrm,
+            )
         if planes.shape[0] + spheres.shape[0] + capsules.shape[0] > 0:
             for p in prange(n_points):
                 if collide_radius[p] > 0.0 and w[p] > 0.0:
                     _collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                    collider_friction, contact_depth, contact_normal, contact_mu)
+
+
+@njit(cache=True, parallel=True)
+def iterate_strands(
+    # Model:
+    w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance, edge_compliance,
+    strand_edge_start, strand_oe_start, strand_direct, strand_vertex_start, strand_co_start,
+    oe_idx, oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance,
+    co_idx, co_rot, co_rest_length, co_alpha, co_compliance,
+    collide_radius, planes, spheres, capsules, collider_friction,
+    # Settings:
+    iterations, order, seed, use_xpbd, dt,
+    # Scratch:
+    lam_len, lam_oe, lam_co, perm, fa, fb, tmp, uv, grad, vec, tri_b, tri_c, tri_d, nrm, eye,
+    zero3,
+    # State in/out:
+    x,
+    # Contacts out:
+    contact_depth, contact_normal, contact_mu,
+):
+    """``iterations`` passes for scenes whose strands are independent of each other.
+
+    Valid when every coupling constraint of a strand ties it only to kinematic points (frames)
+    and there are no pins or distance constraints: then each strand's passes (its couplings,
+    its own constraints, the collisions of its vertices) run start to finish on one thread,
+    which gives the same result as sweeping all strands per pass.
+    """
+    n_strands = strand_edge_start.shape[0] - 1
+    dt2 = dt * dt
+    has_colliders = planes.shape[0] + spheres.shape[0] + capsules.shape[0] > 0
+    for s in prange(n_strands):
+        v0 = strand_vertex_start[s]
+        v1 = strand_vertex_start[s + 1]
+        for p in range(v0, v1):
+            contact_depth[p] = 0.0
+        for it in range(iterations):
+            for k in range(strand_co_start[s], strand_co_start[s + 1]):
+                project_orientation(x, w, co_idx, k, co_rot, k, True, zero3, 0,
+                                    co_rest_length[k], co_alpha, co_compliance, use_xpbd, lam_co,
+                                    dt2, fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s])
+            _project_strand(
+                s, x, w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance,
+                edge_compliance, strand_edge_start, strand_oe_start, strand_direct, oe_idx,
+                oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance, eye, order,
+                seed + 7919 * it * (2 * n_strands + 2), use_xpbd, dt2, lam_len, lam_oe, perm,
+                fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s], tri_b, tri_c, tri_d, nrm,
+            )
+            if has_colliders:
+                for p in range(v0, v1):
+                    if collide_radius[p] > 0.0 and w[p] > 0.0:
+                        _collide_point(p, x, collide_radius[p], planes, spheres, capsules,
+                                       collider_friction, contact_depth, contact_normal,
+                                       contact_mu)
 
 
 @njit(cache=True)

@@ -89,13 +89,27 @@ class PBDSolver:
         self._direct = np.array([direct and not c for c in m.strand_closed], dtype=np.bool_)
         # stiffness
         self._oe_compliance = orientation_compliance(m.oe_stiffness, m.oe_rest_length)
-        self._co_compliance = orientation_compliance(m.co_stiffness, m.co_rest_length)
+        self._co_compliance = None  # set below, after sorting the couplings
         if self._xpbd:
             self._edge_compliance = m.edge_rest_length / m.edge_stretch
         else:
             self._edge_compliance = np.zeros(ne)
         self._w_oe = effective_inverse_mass(m.x0, m.inv_mass, m.oe_idx, m.oe_rest_length)
-        self._w_co = effective_inverse_mass(m.x0, m.inv_mass, m.co_idx, m.co_rest_length, m.co_rot)
+        # couplings sorted by strand; a strand whose couplings only reach kinematic points is
+        # independent of the others, and independent scenes run each strand start to finish
+        order = np.argsort(m.co_strand, kind="stable")
+        self._co_idx = np.ascontiguousarray(m.co_idx[order])
+        self._co_rot = np.ascontiguousarray(m.co_rot[order])
+        self._co_len = np.ascontiguousarray(m.co_rest_length[order])
+        self._co_stiff = np.ascontiguousarray(m.co_stiffness[order])
+        self._co_user_alpha = np.ascontiguousarray(m.co_alpha[order])
+        self._strand_co_start = np.searchsorted(m.co_strand[order], np.arange(ns + 1)).astype(np.int64)
+        local = np.all(m.inv_mass[self._co_idx[:, :3]] == 0.0, axis=1) if nc else np.ones(0, bool)
+        self.independent_strands = bool(np.all(local) and len(m.pin_point) == 0
+                                        and len(m.dist_i) == 0)
+        self._w_co = effective_inverse_mass(m.x0, m.inv_mass, self._co_idx, self._co_len,
+                                            self._co_rot)
+        self._co_compliance = orientation_compliance(self._co_stiff, self._co_len)
         self._alpha_dt = None
         self._oe_alpha = np.zeros((no, 3))
         self._co_alpha = np.zeros((nc, 3))
@@ -104,12 +118,11 @@ class PBDSolver:
         self._fa = np.zeros((rows, 3, 3))
         self._fb = np.zeros((rows, 3, 3))
         self._tmp = np.zeros((rows, 3, 3))
-        self._ja = np.zeros((rows, 3, 3, 3, 3))
-        self._jb = np.zeros((rows, 3, 3, 3, 3))
+        self._uv = np.zeros((rows, 2, 3, 3))
         self._grad = np.zeros((rows, 6, 3, 3))
         self._vec = np.zeros((rows, 9))
         self._eye = np.eye(3)[None].copy()
-        self._zero3 = np.zeros(3)
+        self._zero3 = np.zeros((1, 3))
         self._perm = np.zeros(max(ne, 1), dtype=np.int64)
         self._tri = np.zeros((3, max(ne, 1)))
         self._nrm = np.zeros((max(ne, 1), 3))
@@ -132,13 +145,16 @@ class PBDSolver:
 
     # ------------------------------------------------------------------ parameters
     def alphas(self, h: float) -> tuple[np.ndarray, np.ndarray]:
-        """Alphas used for substep ``h`` [s]: (interior [O, 3], couplings [C, 3])."""
+        """Alphas used for substep ``h`` [s]: (interior [O, 3], couplings [C, 3]).
+
+        Couplings are in the solver's order (sorted by strand), see ``coupling_order``.
+        """
         if self._alpha_dt != h:
             m, n = self.model, self.settings.iterations
             oe = alphas_from_stiffness(m.oe_stiffness, m.oe_rest_length, self._w_oe, h, n)
-            co = alphas_from_stiffness(m.co_stiffness, m.co_rest_length, self._w_co, h, n)
+            co = alphas_from_stiffness(self._co_stiff, self._co_len, self._w_co, h, n)
             self._oe_alpha[...] = np.where(np.isnan(m.oe_alpha), oe, m.oe_alpha)
-            self._co_alpha[...] = np.where(np.isnan(m.co_alpha), co, m.co_alpha)
+            self._co_alpha[...] = np.where(np.isnan(self._co_user_alpha), co, self._co_user_alpha)
             self._alpha_dt = h
         return self._oe_alpha, self._co_alpha
 
@@ -181,20 +197,35 @@ class PBDSolver:
         self._lam_co[...] = 0.0
         self._lam_dist[...] = 0.0
         seed = (st.seed * 1000003 + (s.step * st.substeps + k) * 7919 + 17) % (2 ** 31)
-        K.iterate(
-            m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.edge_rest_length,
-            m.ghost_rest_distance, self._edge_compliance, m.strand_edge_start, m.strand_oe_start,
-            self._direct, m.oe_idx, m.oe_rest_omega, m.oe_rest_length, oe_alpha,
-            self._oe_compliance, m.co_idx, m.co_rot, m.co_rest_length, co_alpha,
-            self._co_compliance, m.pin_point, m.pin_targets, m.pin_weights,
-            m.dist_i, m.dist_j, m.dist_rest, m.dist_compliance,
-            m.collide_radius, m.planes, m.spheres, m.capsules, m.collider_friction,
-            st.iterations, self._order, seed, self._xpbd, h,
-            self._lam_len, self._lam_oe, self._lam_co, self._lam_dist, self._perm,
-            self._fa, self._fb, self._tmp, self._ja, self._jb, self._grad, self._vec,
-            self._tri[0], self._tri[1], self._tri[2], self._nrm, self._eye, self._zero3,
-            self._x_pred, self._cdepth, self._cnormal, self._cmu,
-        )
+        if self.independent_strands:
+            K.iterate_strands(
+                m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.edge_rest_length,
+                m.ghost_rest_distance, self._edge_compliance, m.strand_edge_start,
+                m.strand_oe_start, self._direct, m.strand_vertex_start, self._strand_co_start,
+                m.oe_idx, m.oe_rest_omega, m.oe_rest_length, oe_alpha, self._oe_compliance,
+                self._co_idx, self._co_rot, self._co_len, co_alpha, self._co_compliance,
+                m.collide_radius, m.planes, m.spheres, m.capsules, m.collider_friction,
+                st.iterations, self._order, seed, self._xpbd, h,
+                self._lam_len, self._lam_oe, self._lam_co, self._perm,
+                self._fa, self._fb, self._tmp, self._uv, self._grad, self._vec,
+                self._tri[0], self._tri[1], self._tri[2], self._nrm, self._eye, self._zero3,
+                self._x_pred, self._cdepth, self._cnormal, self._cmu,
+            )
+        else:
+            K.iterate(
+                m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.edge_rest_length,
+                m.ghost_rest_distance, self._edge_compliance, m.strand_edge_start,
+                m.strand_oe_start, self._direct, m.oe_idx, m.oe_rest_omega, m.oe_rest_length,
+                oe_alpha, self._oe_compliance, self._co_idx, self._co_rot, self._co_len,
+                co_alpha, self._co_compliance, m.pin_point, m.pin_targets, m.pin_weights,
+                m.dist_i, m.dist_j, m.dist_rest, m.dist_compliance,
+                m.collide_radius, m.planes, m.spheres, m.capsules, m.collider_friction,
+                st.iterations, self._order, seed, self._xpbd, h,
+                self._lam_len, self._lam_oe, self._lam_co, self._lam_dist, self._perm,
+                self._fa, self._fb, self._tmp, self._uv, self._grad, self._vec,
+                self._tri[0], self._tri[1], self._tri[2], self._nrm, self._eye, self._zero3,
+                self._x_pred, self._cdepth, self._cnormal, self._cmu,
+            )
         K.finish(m.inv_mass, s.x, self._x_pred, self._cdepth, self._cnormal, self._cmu, h,
                  s.x, self._v_tmp)
         s.v[...] = self._v_tmp

@@ -33,12 +33,11 @@ def _w_eff(x, w, idx, rot, has_rot, rest_len, out):
     fa = np.zeros((3, 3))
     fb = np.zeros((3, 3))
     tmp = np.zeros((3, 3))
-    ja = np.zeros((3, 3, 3, 3))
-    jb = np.zeros((3, 3, 3, 3))
+    uv = np.zeros((2, 3, 3))
     grad = np.zeros((6, 3, 3))
     om = np.zeros(3)
     for k in range(idx.shape[0]):
-        sq = darboux_gradient(x, idx[k], rot[k], has_rot, rest_len[k], fa, fb, tmp, ja, jb, om, grad)
+        sq = darboux_gradient(x, idx, k, rot, k, has_rot, rest_len[k], fa, fb, tmp, uv, om, grad)
         for i in range(3):
             v = 0.0
             if sq > 0.0:
