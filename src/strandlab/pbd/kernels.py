@@ -13,6 +13,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ..collision.analytic import collide_point
+from ..collision.self_contact import project_self_contacts
 from .constraints import (
     project_bisector,
     project_distance,
@@ -206,7 +208,7 @@ def _project_strand(
     s, x, w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance, edge_compliance,
     strand_edge_start, strand_oe_start, strand_direct, oe_idx, oe_rest_omega, oe_rest_length,
     oe_alpha, oe_compliance, eye, order, seed, use_xpbd, dt2, lam_len, lam_oe, perm,
-    fa, fb, tmp, uv, grad, vec, tri_b, tri_c, tri_d, nrm,
+    fa, fb, tmp, uv, grad, vec, tri_b, tri_c, tri_d, nrm, self_thickness, self_skip,
 ):
     e0 = strand_edge_start[s]
     e1 = strand_edge_start[s + 1]
@@ -237,6 +239,8 @@ def _project_strand(
             project_orientation(x, w, oe_idx, o, eye, 0, False, oe_rest_omega, o,
                                 oe_rest_length[o], oe_alpha, oe_compliance, use_xpbd, lam_oe,
                                 dt2, fa, fb, tmp, uv, grad, vec)
+    if self_thickness[s] > 0.0:
+        project_self_contacts(x, w, edge_p0, edge_p1, e0, e1, self_thickness[s], self_skip[s])
     if direct and ne > 0:
         _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance, lam_len,
                               e0, e1, dt2, tri_b, tri_c, tri_d, nrm)
@@ -256,7 +260,7 @@ def iterate(
     iterations, order, seed, use_xpbd, dt,
     # Scratch:
     lam_len, lam_oe, lam_co, lam_dist, perm, fa, fb, tmp, uv, grad, vec,
-    tri_b, tri_c, tri_d, nrm, eye, zero3,
+    tri_b, tri_c, tri_d, nrm, eye, zero3, self_thickness, self_skip,
     # State in/out:
     x,
     # Contacts out:
@@ -286,11 +290,12 @@ def iterate(
                 oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance, eye, order,
                 seed + 7919 * it * (2 * n_strands + 2), use_xpbd, dt2, lam_len, lam_oe, perm,
                 fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s], tri_b, tri_c, tri_d, nrm,
+                self_thickness, self_skip,
             )
         if planes.shape[0] + spheres.shape[0] + capsules.shape[0] > 0:
             for p in prange(n_points):
                 if collide_radius[p] > 0.0 and w[p] > 0.0:
-                    _collide_point(p, x, collide_radius[p], planes, spheres, capsules,
+                    collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                    collider_friction, contact_depth, contact_normal, contact_mu)
 
 
@@ -306,7 +311,7 @@ def iterate_strands(
     iterations, order, seed, use_xpbd, dt,
     # Scratch:
     lam_len, lam_oe, lam_co, perm, fa, fb, tmp, uv, grad, vec, tri_b, tri_c, tri_d, nrm, eye,
-    zero3,
+    zero3, self_thickness, self_skip,
     # State in/out:
     x,
     # Contacts out:
@@ -338,67 +343,14 @@ def iterate_strands(
                 oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance, eye, order,
                 seed + 7919 * it * (2 * n_strands + 2), use_xpbd, dt2, lam_len, lam_oe, perm,
                 fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s], tri_b, tri_c, tri_d, nrm,
+                self_thickness, self_skip,
             )
             if has_colliders:
                 for p in range(v0, v1):
                     if collide_radius[p] > 0.0 and w[p] > 0.0:
-                        _collide_point(p, x, collide_radius[p], planes, spheres, capsules,
+                        collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                        collider_friction, contact_depth, contact_normal,
                                        contact_mu)
-
-
-@njit(cache=True)
-def _push(p, x, nx, ny, nz, depth, mu, contact_depth, contact_normal, contact_mu):
-    x[p, 0] += depth * nx
-    x[p, 1] += depth * ny
-    x[p, 2] += depth * nz
-    contact_depth[p] += depth
-    contact_normal[p, 0] = nx
-    contact_normal[p, 1] = ny
-    contact_normal[p, 2] = nz
-    contact_mu[p] = mu
-
-
-@njit(cache=True)
-def _collide_point(p, x, rad, planes, spheres, capsules, friction, contact_depth, contact_normal,
-                   contact_mu):
-    """Push point ``p`` (a sphere of radius ``rad``) out of every collider it penetrates."""
-    k = 0
-    for c in range(planes.shape[0]):
-        nx, ny, nz = planes[c, 3], planes[c, 4], planes[c, 5]
-        d = ((x[p, 0] - planes[c, 0]) * nx + (x[p, 1] - planes[c, 1]) * ny
-             + (x[p, 2] - planes[c, 2]) * nz) - rad
-        if d < 0.0:
-            _push(p, x, nx, ny, nz, -d, friction[k + c], contact_depth, contact_normal, contact_mu)
-    k += planes.shape[0]
-    for c in range(spheres.shape[0]):
-        dx = x[p, 0] - spheres[c, 0]
-        dy = x[p, 1] - spheres[c, 1]
-        dz = x[p, 2] - spheres[c, 2]
-        ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-        d = ln - spheres[c, 3] - rad
-        if d < 0.0 and ln > 0.0:
-            _push(p, x, dx / ln, dy / ln, dz / ln, -d, friction[k + c], contact_depth,
-                  contact_normal, contact_mu)
-    k += spheres.shape[0]
-    for c in range(capsules.shape[0]):
-        ax, ay, az = capsules[c, 0], capsules[c, 1], capsules[c, 2]
-        ux = capsules[c, 3] - ax
-        uy = capsules[c, 4] - ay
-        uz = capsules[c, 5] - az
-        uu = ux * ux + uy * uy + uz * uz
-        t = 0.0
-        if uu > 0.0:
-            t = ((x[p, 0] - ax) * ux + (x[p, 1] - ay) * uy + (x[p, 2] - az) * uz) / uu
-            t = min(1.0, max(0.0, t))
-        dx = x[p, 0] - (ax + t * ux)
-        dy = x[p, 1] - (ay + t * uy)
-        dz = x[p, 2] - (az + t * uz)
-        ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-        d = ln - capsules[c, 6] - rad
-        if d < 0.0 and ln > 0.0:
-            _push(p, x, dx / ln, dy / ln, dz / ln, -d, friction[k + c], contact_depth,
-                  contact_normal, contact_mu)
 
 
 @njit(cache=True, parallel=True)

@@ -34,6 +34,9 @@ class PBDSettings:
         ``"direct"`` (all edge lengths of an open strand in one tridiagonal solve per pass).
     damping : velocity damping rate [1/s]; velocities scale by ``max(0, 1 - damping dt)``.
     seed : seed of the random order.
+    self_collision : contacts between the segments of each strand (capsules of the strand's
+        contact radius); keeps twisted loops from passing through themselves.  Cost grows with
+        the square of the edges per strand.
     check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf.
     """
 
@@ -45,6 +48,7 @@ class PBDSettings:
     length_solver: str = "gauss-seidel"
     damping: float = 0.0
     seed: int = 0
+    self_collision: bool = False
     check_finite: bool = True
 
     def __post_init__(self):
@@ -136,6 +140,14 @@ class PBDSolver:
         self._cdepth = np.zeros(npnt)
         self._cnormal = np.zeros((npnt, 3))
         self._cmu = np.zeros(npnt)
+        if st.self_collision and ns:
+            self._self_thickness = 2.0 * np.asarray(m.strand_radius, dtype=np.float64)
+            min_len = np.array([m.edge_rest_length[a:b].min() for a, b in
+                                zip(m.strand_edge_start[:-1], m.strand_edge_start[1:])])
+            self._self_skip = (np.ceil(self._self_thickness / min_len) + 1).astype(np.int64)
+        else:
+            self._self_thickness = np.zeros(ns)
+            self._self_skip = np.zeros(ns, dtype=np.int64)
         self._moving = np.nonzero(np.any(m.frame_linear_velocity != 0, axis=1)
                                   | np.any(m.frame_angular_velocity != 0, axis=1))[0]
         self._drv_mask = np.isin(m.driven_frame, self._moving)
@@ -209,6 +221,7 @@ class PBDSolver:
                 self._lam_len, self._lam_oe, self._lam_co, self._perm,
                 self._fa, self._fb, self._tmp, self._uv, self._grad, self._vec,
                 self._tri[0], self._tri[1], self._tri[2], self._nrm, self._eye, self._zero3,
+                self._self_thickness, self._self_skip,
                 self._x_pred, self._cdepth, self._cnormal, self._cmu,
             )
         else:
@@ -224,6 +237,7 @@ class PBDSolver:
                 self._lam_len, self._lam_oe, self._lam_co, self._lam_dist, self._perm,
                 self._fa, self._fb, self._tmp, self._uv, self._grad, self._vec,
                 self._tri[0], self._tri[1], self._tri[2], self._nrm, self._eye, self._zero3,
+                self._self_thickness, self._self_skip,
                 self._x_pred, self._cdepth, self._cnormal, self._cmu,
             )
         K.finish(m.inv_mass, s.x, self._x_pred, self._cdepth, self._cnormal, self._cmu, h,

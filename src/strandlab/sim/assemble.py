@@ -5,7 +5,7 @@ import numpy as np
 
 from ..geometry.darboux import darboux_all
 from ..geometry.frames import frame_of
-from ..geometry.transport import twist_free_directions
+from ..geometry.transport import rotate_about, twist_free_directions
 from .model import POINT_BODY, POINT_FRAME, POINT_GHOST, POINT_MESH, POINT_VERTEX, Model
 
 __all__ = ["assemble"]
@@ -101,6 +101,11 @@ def assemble(b) -> Model:
         same_rest = np.array_equal(st.points, st.rest_points)
         d_rest = d_init if same_rest else _ghost_dirs(st.rest_points, st.closed,
                                                        st.ghost_direction, n_e, st.name)
+        if st.initial_twist != 0.0:
+            ln0 = np.linalg.norm(x0[p1] - x0[p0], axis=1)
+            s_mid = np.cumsum(ln0) - 0.5 * ln0
+            t0 = (x0[p1] - x0[p0]) / ln0[:, None]
+            d_init = rotate_about(d_init, t0, st.initial_twist * s_mid / np.sum(ln0))
         x0[gidx] = 0.5 * (x0[p0] + x0[p1]) + lg * d_init
         xr[gidx] = 0.5 * (xr[p0] + xr[p1]) + lg * d_rest
         if st.velocities is not None:
@@ -263,7 +268,8 @@ def assemble(b) -> Model:
         pin_point.append(vtx)
         pin_t.append([st0, st0, st0])
         pin_w.append([1.0, 0.0, 0.0])
-        add_coupling([st0, st0 + 1, st0 + 2], s, e)
+        if a["orientation"]:
+            add_coupling([st0, st0 + 1, st0 + 2], s, e)
 
     inv = np.where(m > 0.0, 1.0 / np.where(m > 0.0, m, 1.0), 0.0)
     planes = [np.r_[c["point"], c["normal"]] for c in b._colliders if c["type"] == "plane"]

@@ -38,6 +38,7 @@ class _Strand:
     ghost_distance: float | None
     alpha: tuple | None
     ghost_mass_ratio: float | None
+    initial_twist: float
     name: str
 
 
@@ -62,7 +63,8 @@ class SceneBuilder:
     # ------------------------------------------------------------------ strands
     def add_strand(self, points, *, material: Material, closed: bool = False, rest_points=None,
                    velocities=None, ghost_direction=None, ghost_distance=None, alpha=None,
-                   ghost_mass_ratio=None, name: str | None = None) -> int:
+                   ghost_mass_ratio=None, initial_twist: float = 0.0,
+                   name: str | None = None) -> int:
         """Add a strand (rod) through ``points`` [m], shape [n, 3].
 
         ``rest_points`` (default ``points``): the stress-free shape.  ``ghost_direction``: the
@@ -72,7 +74,9 @@ class SceneBuilder:
         distance from the edge (default: mean rest edge length).  ``alpha``: stiffness alphas
         (bend about d1, bend about d2, twist), each in [0, 1]; default: derived from the material
         by the solver.  ``ghost_mass_ratio``: ghost mass as a fraction of its edge's mass
-        (default: the physical value ``rho (I1 + I2) L / l_g^2``).
+        (default: the physical value ``rho (I1 + I2) L / l_g^2``).  ``initial_twist`` [rad]:
+        total twist of the initial material frames relative to the rest frames, spread
+        uniformly over the arclength (e.g. a pre-twisted ring; whole turns for closed strands).
         """
         sid = len(self._strands)
         label = name or f"strand {sid}"
@@ -110,8 +114,15 @@ class SceneBuilder:
             alpha = check_alpha(f"{label} alpha", alpha)
         if ghost_mass_ratio is not None:
             ghost_mass_ratio = check_positive(f"{label} ghost_mass_ratio", ghost_mass_ratio)
+        twist = float(initial_twist)
+        if not math.isfinite(twist):
+            raise ValueError(f"{label}: initial_twist must be finite, got {initial_twist!r}")
+        turns = twist / (2 * math.pi)
+        if closed and abs(turns - round(turns)) > 1e-9:
+            raise ValueError(f"{label}: a closed strand's initial_twist must be a whole number of "
+                             f"turns (a multiple of 2 pi), got {twist!r}")
         self._strands.append(_Strand(pts, rest, vel, material, bool(closed), gd, ghost_distance,
-                                     alpha, ghost_mass_ratio, label))
+                                     alpha, ghost_mass_ratio, twist, label))
         return sid
 
     def fix_vertex(self, strand: int, vertex: int) -> None:
@@ -211,12 +222,15 @@ class SceneBuilder:
                              "size": check_positive("rigid body size", size)})
         return len(self._bodies) - 1
 
-    def attach_to_body(self, strand: int, body: int, *, end: int = 0) -> None:
-        """Join a strand end to a rigid body: position pin and orientation constraint."""
+    def attach_to_body(self, strand: int, body: int, *, end: int = 0,
+                       orientation: bool = True) -> None:
+        """Join a strand end to a rigid body: position pin and (with ``orientation``) the
+        orientation constraint that transmits torque between the rods of a network."""
         self._check_strand(strand)
         if not 0 <= body < len(self._bodies):
             raise IndexError(f"rigid body {body} does not exist")
-        self._body_att.append({"strand": strand, "body": body, "end": self._end(strand, end)})
+        self._body_att.append({"strand": strand, "body": body, "end": self._end(strand, end),
+                               "orientation": bool(orientation)})
 
     # ------------------------------------------------------------------ colliders
     def add_plane(self, point, normal, *, friction: float = 0.0) -> None:
