@@ -83,7 +83,9 @@ def predict(
     ``gravity_mode``: corrected (Algorithm 1: each ghost keeps the share ``r`` of its gravity that
     the edge midpoint actually showed over the last step and hands the rest, as an impulse, to the
     edge's end points), full (gravity on every point) or none (no gravity on ghost points).
-    ``mid_v_in`` [m/s, (n_edges, 3)] is the midpoint velocity of the previous step.
+    ``mid_v_in`` [m/s, (n_edges, 3)] is the midpoint velocity of the previous step (NaN before
+    the first step: the ghost then keeps its full gravity, as for a free-falling edge).  The
+    ratio ``r`` is clamped to [0, 1].
     """
     n_points = x_in.shape[0]
     n_strands = strand_edge_start.shape[0] - 1
@@ -106,6 +108,8 @@ def predict(
                 continue
             if gravity_mode == GRAVITY_NONE:
                 share = 1.0
+            elif not math.isfinite(mid_v_in[e, 0]):
+                share = 0.0  # no history yet (first step): treat the edge as free-falling
             else:
                 acc_g = 0.0
                 for r in range(3):

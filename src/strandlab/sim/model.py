@@ -151,7 +151,7 @@ class Model:
     def state(self) -> "State":
         """A new State at the initial configuration."""
         return State(x=self.x0.copy(), v=self.v0.copy(),
-                     mid_v=np.zeros((self.n_edges, 3)), time=0.0, step=0)
+                     mid_v=np.full((self.n_edges, 3), np.nan), time=0.0, step=0)
 
 
 @dataclass(eq=False)
@@ -160,7 +160,8 @@ class State:
 
     x: np.ndarray        #: Point positions [m], shape [P, 3]
     v: np.ndarray        #: Point velocities [m/s], shape [P, 3]
-    mid_v: np.ndarray    #: Edge midpoint velocities of the previous step [m/s], shape [E, 3]
+    mid_v: np.ndarray    #: Edge midpoint velocities of the previous step [m/s], shape [E, 3];
+    #: NaN before the first step (no history for the ghost-gravity correction)
     time: float = 0.0    #: Simulated time [s]
     step: int = 0        #: Steps taken
 

@@ -1,0 +1,114 @@
+"""Clamped rods under gravity: strandlab's position-based rods side by side with pypbd.
+
+N straight 1 m rods (radius 1 mm, rho 1000 kg/m^3, E 1e9 Pa, G 0.5e9 Pa) clamped at one end
+fall under gravity with dt = 1/60 s and a budget of 10 constraint passes per step.  For N in
+{1, 50, 200} and {20, 100} edges the script prints the wall time per step and the largest edge
+strain |l / l_rest - 1| at the end of the run, for:
+
+- ``paper``: 10 Gauss-Seidel iterations, one step (the setting of Umetani et al. 2014);
+- ``direct``: 10 substeps of 1 pass, edge lengths solved per strand by the tridiagonal solve;
+- ``pypbd``: pypbd's StretchBendingTwisting rods (Deul et al. 2018), 10 iterations, one
+  substep, single-threaded (run in a child process with OMP_NUM_THREADS=1), when installed.
+
+Run: ``python benchmarks/bench_pbd_rods.py`` (``--quick`` for fewer steps).  Times include
+nothing but the steps (kernels compiled and warmed up before timing).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import strandlab as sl
+from strandlab.sim.shapes import line
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def build(n_rods: int, n_edges: int):
+    b = sl.SceneBuilder(gravity=(0.0, 0.0, -9.81))
+    mat = sl.Material(young_modulus=1e9, shear_modulus=0.5e9, density=1000.0, radius=1e-3)
+    for i in range(n_rods):
+        y = 0.05 * i
+        s = b.add_strand(line((0.0, y, 0.0), (1.0, y, 0.0), n_edges), material=mat)
+        b.attach_to_frame(s, b.add_frame((0.0, y, 0.0)), end=0)
+    return b.build()
+
+
+def run_strandlab(model, settings, *, steps: int, warmup: int = 10, dt: float = 1 / 60) -> dict:
+    solver = sl.PBDSolver(model, settings)
+    state = model.state()
+    for _ in range(warmup):
+        solver.step(state, state, dt)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        solver.step(state, state, dt)
+    ms = (time.perf_counter() - t0) / steps * 1e3
+    x = state.x
+    strain = np.abs(np.linalg.norm(x[model.edge_p1] - x[model.edge_p0], axis=1)
+                    / model.edge_rest_length - 1.0)
+    return {"ms_per_step": ms, "max_edge_strain": float(strain.max())}
+
+
+def run_pypbd(n_rods: int, n_edges: int, *, steps: int, timeout: float = 900.0) -> dict | None:
+    """pypbd in a child process with OMP_NUM_THREADS=1; None when pypbd is not installed."""
+    try:
+        import importlib.util
+        if importlib.util.find_spec("pypbd") is None:
+            return None
+    except ImportError:
+        return None
+    code = ("import json, sys\nsys.path.insert(0, %r)\nimport pypbd_rods\n"
+            "r = pypbd_rods.run_pypbd(%d, %d, steps=%d)\nprint('@@' + json.dumps(r))\n"
+            % (HERE, n_rods, n_edges, steps))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": "timeout"}
+    for ln in proc.stdout.splitlines():
+        if ln.startswith("@@"):
+            return json.loads(ln[2:])
+    return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="30 timed steps instead of 120")
+    ap.add_argument("--no-pypbd", action="store_true", help="skip the pypbd runs")
+    args = ap.parse_args(argv)
+    steps = 30 if args.quick else 120
+    configs = {
+        "paper": sl.PBDSettings(iterations=10),
+        "direct": sl.PBDSettings(iterations=1, substeps=10, length_solver="direct"),
+    }
+    import numba
+    print(f"strandlab {sl.__version__}, numba threads {numba.get_num_threads()}, "
+          f"dt 1/60 s, {steps} timed steps")
+    print(f"{'N':>4} {'edges':>5} | {'paper ms':>9} {'strain':>9} | {'direct ms':>9} "
+          f"{'strain':>9} | {'pypbd ms':>9} {'strain':>9} | {'pypbd/paper':>11}")
+    for n_rods in (1, 50, 200):
+        for n_edges in (20, 100):
+            model = build(n_rods, n_edges)
+            res = {k: run_strandlab(model, s, steps=steps) for k, s in configs.items()}
+            pp = None if args.no_pypbd else run_pypbd(n_rods, n_edges, steps=steps)
+            if pp and "ms_per_step" in pp:
+                pcol = f"{pp['ms_per_step']:9.2f} {pp['max_edge_strain']:9.2e}"
+                ratio = f"{pp['ms_per_step'] / res['paper']['ms_per_step']:11.2f}"
+            else:
+                pcol = f"{'n/a':>9} {'':>9}"
+                ratio = f"{'':>11}"
+            print(f"{n_rods:4d} {n_edges:5d} | {res['paper']['ms_per_step']:9.2f} "
+                  f"{res['paper']['max_edge_strain']:9.2e} | {res['direct']['ms_per_step']:9.2f} "
+                  f"{res['direct']['max_edge_strain']:9.2e} | {pcol} | {ratio}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
