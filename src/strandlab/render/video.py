@@ -1,0 +1,98 @@
+"""Assemble rendered frames into a video: MP4 with imageio-ffmpeg, else an animated GIF.
+
+The MP4 route needs the optional packages ``imageio`` and ``imageio-ffmpeg`` (the ``video``
+extra: ``pip install strandlab[video]``); they are imported only when :func:`make_video` runs.
+Without them the frames are written as an animated GIF with Pillow (a dependency of
+matplotlib), and the returned path has the suffix ``.gif`` instead of the one asked for.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+__all__ = ["make_video", "ffmpeg_available"]
+
+
+def ffmpeg_available() -> bool:
+    """Whether ``imageio`` and ``imageio-ffmpeg`` can be imported (MP4 output possible)."""
+    try:
+        import imageio.v2  # noqa: F401
+        import imageio_ffmpeg  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _check_inputs(image_paths, fps) -> list[Path]:
+    paths = [Path(p) for p in image_paths]
+    if not paths:
+        raise ValueError("image_paths is empty; at least one frame is needed")
+    for p in paths:
+        if not p.is_file():
+            raise FileNotFoundError(f"frame image {p} does not exist")
+    try:
+        rate = float(fps)
+    except (TypeError, ValueError):
+        rate = float("nan")
+    if isinstance(fps, bool) or not (np.isfinite(rate) and rate > 0):
+        raise ValueError(f"fps must be a positive number, got {fps!r}")
+    return paths
+
+
+def _rgb(p: Path, size=None) -> Image.Image:
+    """Frame ``p`` as an RGB image; ValueError if it is unreadable or not ``size`` pixels."""
+    try:
+        with Image.open(p) as im:
+            rgb = im.convert("RGB")
+    except OSError as exc:
+        raise ValueError(f"frame image {p} cannot be read ({exc})") from None
+    if size is not None and rgb.size != size:
+        raise ValueError(f"frame image {p} is {rgb.size[0]}x{rgb.size[1]} pixels; the first "
+                         f"frame is {size[0]}x{size[1]}")
+    return rgb
+
+
+def _even(frame: np.ndarray) -> np.ndarray:
+    """Pad an RGB frame [h, w, 3] with its edge pixels to even height and width (H.264)."""
+    h, w = frame.shape[:2]
+    return np.pad(frame, ((0, h % 2), (0, w % 2), (0, 0)), mode="edge")
+
+
+def _write_mp4(paths: list[Path], out: Path, fps: float) -> Path:
+    import imageio.v2 as imageio
+
+    first = _rgb(paths[0])
+    with imageio.get_writer(out, format="FFMPEG", mode="I", fps=fps, codec="libx264",
+                            pixelformat="yuv420p", macro_block_size=2) as writer:
+        writer.append_data(_even(np.asarray(first)))
+        for p in paths[1:]:
+            writer.append_data(_even(np.asarray(_rgb(p, first.size))))
+    return out
+
+
+def _write_gif(paths: list[Path], out: Path, fps: float) -> Path:
+    first = _rgb(paths[0])
+    rest = [_rgb(p, first.size) for p in paths[1:]]
+    duration = max(int(round(1000.0 / fps)), 10)    # [ms]; GIF delays are in 10 ms units
+    first.save(out, format="GIF", save_all=True, append_images=rest, duration=duration,
+               loop=0, optimize=False)
+    return out
+
+
+def make_video(image_paths, path, fps: float = 30) -> Path:
+    """Assemble the images ``image_paths`` (same pixel size, in order) into a video.
+
+    With ``imageio`` and ``imageio-ffmpeg`` importable: an H.264 MP4 at ``path`` with the
+    suffix ``.mp4``.  Otherwise: an animated GIF (Pillow) at ``path`` with the suffix ``.gif``,
+    looping, ``1000 / fps`` ms per frame (rounded to GIF's 10 ms resolution; Pillow merges
+    identical consecutive frames into one longer frame).  ``fps``: frames per second [1/s].
+    The parent folder is created if needed.  Returns the path actually written.
+    """
+    paths = _check_inputs(image_paths, fps)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if ffmpeg_available():
+        return _write_mp4(paths, target.with_suffix(".mp4"), float(fps))
+    return _write_gif(paths, target.with_suffix(".gif"), float(fps))

@@ -1,0 +1,372 @@
+"""Scene files: the examples load and run, dicts round-trip, and every kind of malformed input
+is reported with the file name and the path of the offending item."""
+import copy
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from strandlab.io.scenefile import load_scene_file, scene_from_dict
+from strandlab.sim.runner import simulate
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+
+
+def _base() -> dict:
+    """A small valid scene: a rope clamped by a frame above a plane."""
+    return {
+        "scene": {"name": "small", "dt": 0.01, "frames": 5, "view": [10.0, -45.0]},
+        "solver": {"iterations": 4, "length_solver": "direct"},
+        "materials": {"rope": {"young_modulus": 5e7, "density": 1100.0, "radius": 0.004}},
+        "strands": [
+            {"name": "rope", "material": "rope",
+             "line": {"start": [0.0, 0.0, 0.5], "end": [0.5, 0.0, 0.5], "segments": 8}},
+            {"name": "ring", "material": "rope",
+             "circle": {"radius": 0.1, "segments": 12, "center": [0.0, 1.0, 0.5]}},
+        ],
+        "frames": [{"origin": [0.0, 0.0, 0.5], "attach": [{"strand": "rope", "end": 0}]}],
+        "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 0, 1],
+                       "friction": 0.5}],
+    }
+
+
+def _error(data: dict, *, source: str = "scene.toml") -> str:
+    with pytest.raises(ValueError) as info:
+        scene_from_dict(data, source=source)
+    return str(info.value)
+
+
+# ---------------------------------------------------------------------------------- examples
+def test_there_are_three_examples():
+    assert {p.name for p in EXAMPLES} >= {"hanging_rope.toml", "twisted_cable.toml",
+                                          "tree.toml"}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_loads_and_runs(path):
+    scene = load_scene_file(path)
+    assert scene.name == path.stem
+    assert scene.description
+    traj = simulate(scene.with_overrides(frames=3))
+    assert traj.positions.shape == (4, scene.model.n_vertices, 3)
+    assert np.all(np.isfinite(traj.positions))
+    assert traj.times[-1] == pytest.approx(3 * scene.steps_per_frame * scene.dt)
+
+
+def test_hanging_rope_contents():
+    scene = load_scene_file(ROOT / "examples" / "hanging_rope.toml")
+    m = scene.model
+    assert m.n_strands == 1 and len(m.planes) == 1
+    assert len(m.frame_origin) == 1 and np.allclose(m.frame_origin[0], [0.0, 0.0, 0.6])
+    assert not np.any(m.frame_angular_velocity)
+
+
+def test_twisted_cable_turns_one_clamp_about_the_cable_axis():
+    scene = load_scene_file(ROOT / "examples" / "twisted_cable.toml")
+    m = scene.model
+    assert len(m.frame_origin) == 2
+    x = m.x0[:m.n_vertices]
+    axis = (x[-1] - x[0]) / np.linalg.norm(x[-1] - x[0])
+    w = m.frame_angular_velocity
+    assert not np.any(w[0])
+    assert np.linalg.norm(w[1]) == pytest.approx(2.0)
+    assert np.allclose(w[1] / np.linalg.norm(w[1]), axis)
+
+
+def test_tree_joins_three_strands_through_a_body():
+    scene = load_scene_file(ROOT / "examples" / "tree.toml")
+    assert scene.model.n_strands == 3
+    assert scene.params["bodies"][0]["position"] == [0.0, 0.0, 0.5]
+    assert len(scene.params["bodies"][0]["attach"]) == 3
+
+
+def test_complete_example_of_the_documentation_loads():
+    text = (ROOT / "docs" / "scene-format.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.S)
+    assert blocks
+    data = tomllib.loads(blocks[-1])
+    assert set(data) == {"scene", "solver", "materials", "strands", "frames", "meshes",
+                         "triangle_attachments", "bodies", "colliders"}
+    scene = scene_from_dict(data, source="scene-format.md")
+    assert scene.model.n_strands == len(data["strands"])
+    assert [c["type"] for c in scene.model.colliders()] == ["plane", "sphere", "capsule"]
+    traj = simulate(scene.with_overrides(frames=2))
+    assert np.all(np.isfinite(traj.positions))
+
+
+# ---------------------------------------------------------------------------------- round trip
+def test_dict_round_trip():
+    data = _base()
+    scene = scene_from_dict(data)
+    assert scene.name == "small" and scene.frames == 5 and scene.dt == 0.01
+    assert scene.view == (10.0, -45.0)
+    assert scene.settings.iterations == 4 and scene.settings.length_solver == "direct"
+    assert scene.model.n_strands == 2 and bool(scene.model.strand_closed[1])
+    # params is the input, JSON-serialisable, and rebuilds the same scene
+    assert scene.params == data and scene.params is not data
+    again = scene_from_dict(json.loads(json.dumps(scene.params)))
+    assert np.array_equal(again.model.x0, scene.model.x0)
+    assert again.to_dict() == scene.to_dict()
+
+
+def test_defaults():
+    data = _base()
+    del data["scene"], data["solver"]
+    scene = scene_from_dict(data)
+    assert scene.name == "scene" and scene.dt == pytest.approx(1 / 60)
+    assert scene.frames == 120 and scene.steps_per_frame == 1
+    assert np.allclose(scene.model.gravity, [0.0, 0.0, -9.81])
+    assert scene.settings.iterations == 10
+
+
+def test_json_file_matches_toml_file(tmp_path):
+    toml_scene = load_scene_file(ROOT / "examples" / "tree.toml")
+    path = tmp_path / "my_tree.json"
+    data = copy.deepcopy(toml_scene.params)
+    del data["scene"]["name"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    json_scene = load_scene_file(path)
+    assert json_scene.name == "my_tree"
+    assert np.array_equal(json_scene.model.x0, toml_scene.model.x0)
+    assert json_scene.settings == toml_scene.settings
+
+
+def test_shapes_rotations_meshes_and_bodies():
+    data = _base()
+    data["strands"].append({"name": "spring", "material": "rope", "fixed": [0, -1],
+                            "helix": {"radius": 0.05, "pitch": 0.02, "turns": 2.0,
+                                      "segments": 30, "center": [1.0, 0.0, 0.3]},
+                            "alpha": 0.5, "velocity": [0.0, 0.1, 0.0]})
+    data["strands"].append({"name": "pendulum", "material": "rope",
+                            "points": [[2.0, 0.0, 0.6], [2.0, 0.0, 0.5], [2.0, 0.0, 0.4]]})
+    data["frames"].append({"origin": [2.0, 0.0, 0.6], "rotvec": [0.0, 0.0, np.pi / 2],
+                           "attach": [{"strand": 3, "end": 0, "orientation": False}]})
+    data["meshes"] = [{"name": "cube", "box": {"center": [2.0, 0.0, 0.35], "size": 0.1},
+                       "mass": 0.05, "collide_radius": 0.005}]
+    data["triangle_attachments"] = [{"strand": "pendulum", "mesh": "cube", "triangle": 2,
+                                     "end": -1}]
+    scene = scene_from_dict(data)
+    m = scene.model
+    assert m.n_strands == 4
+    assert np.allclose(m.frame_rotation[1], [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-12)
+    assert len(m.mesh_triangles) == 12
+    spring = m.strand_vertices(2)
+    assert m.inv_mass[spring][0] == 0.0 and m.inv_mass[spring][-1] == 0.0
+    assert np.allclose(m.v0[spring][1], [0.0, 0.1, 0.0])
+
+
+# ---------------------------------------------------------------------------------- malformed
+def test_unknown_section():
+    data = _base()
+    data["strand"] = []
+    msg = _error(data)
+    assert msg.startswith("scene.toml: ") and "unknown section 'strand'" in msg
+    assert "strands" in msg
+
+
+@pytest.mark.parametrize("where, key, path", [
+    (("scene",), "fps", "scene.fps"),
+    (("solver",), "tolerance", "solver.tolerance"),
+    (("materials", "rope"), "colour", "materials.rope.colour"),
+    (("strands", 1), "colour", "strands[1].colour"),
+    (("strands", 0, "line"), "count", "strands[0].line.count"),
+    (("frames", 0), "velocity", "frames[0].velocity"),
+    (("frames", 0, "attach", 0), "side", "frames[0].attach[0].side"),
+    (("colliders", 0), "radius", "colliders[0].radius"),
+])
+def test_unknown_key(where, key, path):
+    data = _base()
+    table = data
+    for w in where:
+        table = table[w]
+    table[key] = 1
+    msg = _error(data)
+    assert msg.startswith(f"scene.toml: {path} is not a known key")
+
+
+def test_unknown_material():
+    data = _base()
+    data["strands"][1]["material"] = "steel"
+    msg = _error(data)
+    assert "strands[1].material names unknown material 'steel'" in msg and "'rope'" in msg
+
+
+@pytest.mark.parametrize("ref, expected", [
+    ("rop", "names unknown strand 'rop'; available: 'rope', 'ring'"),
+    (5, "= 5 is out of range: there are 2 strands"),
+])
+def test_unknown_strand(ref, expected):
+    data = _base()
+    data["frames"][0]["attach"][0]["strand"] = ref
+    assert f"scene.toml: frames[0].attach[0].strand {expected}" in _error(data)
+
+
+def test_unknown_mesh_and_triangle():
+    data = _base()
+    data["meshes"] = [{"name": "cube", "box": {"center": [0, 0, 0], "size": 0.1}, "mass": 1.0}]
+    data["triangle_attachments"] = [{"strand": "rope", "mesh": "box", "triangle": 0}]
+    assert "triangle_attachments[0].mesh names unknown mesh 'box'" in _error(data)
+    data["triangle_attachments"][0].update(mesh="cube", triangle=12)
+    assert "triangle_attachments[0].triangle = 12 is out of range" in _error(data)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d["strands"][1]["circle"].update(segments=0),
+     "strands[1].circle.segments must be an integer >= 3, got 0"),
+    (lambda d: d["strands"][0]["line"].update(segments=0),
+     "strands[0].line.segments must be an integer >= 1, got 0"),
+    (lambda d: d["strands"][0]["line"].update(segments=8.0),
+     "strands[0].line.segments must be an integer >= 1, got 8.0"),
+    (lambda d: d["scene"].update(dt="fast"), "scene.dt must be a number, got a string"),
+    (lambda d: d["scene"].update(dt=-1.0), "scene.dt must be positive"),
+    (lambda d: d["scene"].update(name=3), "scene.name must be a string"),
+    (lambda d: d["solver"].update(iterations=2.5), "solver.iterations must be an integer"),
+    (lambda d: d["solver"].update(self_collision="yes"), "solver.self_collision must be true "
+                                                          "or false"),
+    (lambda d: d["materials"]["rope"].update(radius=True), "materials.rope.radius must be a "
+                                                            "number, got a boolean"),
+    (lambda d: d["strands"][0].update(closed=1), "strands[0].closed must be true or false"),
+    (lambda d: d["frames"][0]["attach"][0].update(end=1), "frames[0].attach[0].end must be 0 "
+                                                          "(first vertex) or -1"),
+    (lambda d: d.update(strands={"material": "rope"}), "strands must be an array of tables"),
+    (lambda d: d["colliders"][0].update(type="cone"), "colliders[0].type is unknown: 'cone'"),
+    (lambda d: d["strands"][0].update(alpha=[0.5, 2.0, 0.5]), "strands[0].alpha[1] must be "
+                                                               "in [0, 1]"),
+])
+def test_wrong_type_or_value(edit, expected):
+    data = _base()
+    edit(data)
+    assert f"scene.toml: {expected}" in _error(data)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d["scene"].update(gravity=[0, -9.81]), "scene.gravity must be a list of 3 "
+                                                      "numbers"),
+    (lambda d: d["scene"].update(view=[1, 2, 3]), "scene.view must be a list of 2 numbers"),
+    (lambda d: d["frames"][0].update(origin=[0, 0, "z"]), "frames[0].origin[2] must be a "
+                                                          "number"),
+    (lambda d: d["strands"][0].update(points=[[0, 0, 0], [1, 0]]),
+     "strands[0] needs exactly one of points, line, helix, circle; got points, line"),
+    (lambda d: d["strands"][0].pop("line"), "strands[0] needs exactly one of points, line, "
+                                            "helix, circle; got none"),
+    (lambda d: d["frames"][0].update(rotation=[[1, 0, 0], [0, 1, 0]]),
+     "frames[0].rotation must be 3 rows of 3 numbers"),
+    (lambda d: d["strands"][0].update(rest_points=[[0, 0, 0], [1, 0, 0]]),
+     "strands[0].rest_points has 2 points; the strand has 9"),
+])
+def test_wrong_shape(edit, expected):
+    data = _base()
+    edit(data)
+    assert f"scene.toml: {expected}" in _error(data)
+
+
+def test_points_with_two_coordinates():
+    data = _base()
+    data["strands"][0] = {"material": "rope", "points": [[0, 0, 0], [1, 0]]}
+    assert "scene.toml: strands[0].points[1] must be a list of 3 numbers" in _error(data)
+
+
+def test_missing_required_keys():
+    data = _base()
+    del data["strands"][0]["material"]
+    assert "scene.toml: strands[0].material is required" in _error(data)
+    data = _base()
+    del data["materials"]["rope"]["density"]
+    assert "scene.toml: materials.rope.density is required" in _error(data)
+    data = _base()
+    del data["colliders"][0]["normal"]
+    assert "scene.toml: colliders[0].normal is required" in _error(data)
+
+
+def test_conflicting_and_duplicate_items():
+    data = _base()
+    data["strands"][1]["closed"] = False
+    assert "strands[1].closed cannot be false for a circle" in _error(data)
+    data = _base()
+    data["strands"][1]["name"] = "rope"
+    assert "strands[1].name 'rope' is already used by strands[0]" in _error(data)
+    data = _base()
+    data["frames"][0].update(rotation=np.eye(3).tolist(), rotvec=[0, 0, 0])
+    assert "frames[0] may give rotation or rotvec, not both" in _error(data)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d["materials"]["rope"].update(poisson_ratio=0.7),
+     "materials.rope: poisson_ratio must be in (-1, 0.5]"),
+    (lambda d: d["solver"].update(order="backwards"), "solver: unknown order 'backwards'"),
+    (lambda d: d["frames"][0].update(rotation=[[1, 0, 0], [0, 1, 0], [0, 0, 2]]),
+     "frames[0]: frame rotation must be a proper rotation"),
+    (lambda d: d["frames"][0]["attach"].append({"strand": "ring"}),
+     "frames[0].attach[1]: ring is closed and has no ends"),
+    (lambda d: d["frames"][0].update(start=2.0, stop=1.0),
+     "frames[0]: frame motion window [2.0, 1.0] is invalid"),
+    (lambda d: d["strands"][0].update(ghost_direction=[1.0, 0.0, 0.0]),
+     "rope: ghost_direction is parallel to the first edge"),
+])
+def test_errors_of_the_builder_are_prefixed_with_the_item(edit, expected):
+    data = _base()
+    edit(data)
+    msg = _error(data)
+    assert msg.startswith("scene.toml: ") and expected in msg
+
+
+def test_empty_scene():
+    assert "scene is empty" in _error({"scene": {"name": "nothing"}})
+
+
+# ---------------------------------------------------------------------------------- files
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.toml"):
+        load_scene_file(tmp_path / "nope.toml")
+
+
+def test_unsupported_suffix(tmp_path):
+    path = tmp_path / "scene.yaml"
+    path.write_text("scene: {}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"scene\.yaml: unsupported scene file type '\.yaml'"):
+        load_scene_file(path)
+
+
+def test_toml_syntax_error(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[scene]\nname = \n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"broken\.toml: invalid TOML"):
+        load_scene_file(path)
+
+
+def test_json_syntax_error_and_wrong_top_level(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"scene": {', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"broken\.json: invalid JSON"):
+        load_scene_file(path)
+    path.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"broken\.json: the top level must be a JSON object"):
+        load_scene_file(path)
+
+
+def test_unreadable_file(tmp_path):
+    path = tmp_path / "folder.toml"
+    path.mkdir()
+    with pytest.raises(ValueError, match=r"folder\.toml: cannot read scene file"):
+        load_scene_file(path)
+
+
+def test_errors_in_a_file_name_the_file(tmp_path):
+    path = tmp_path / "scene.toml"
+    path.write_text("[materials.rope]\nyoung_modulus = 1e7\ndensity = 1000.0\nradius = 0.01\n"
+                    "[[strands]]\nmaterial = \"rope\"\n"
+                    "line = { start = [0, 0, 0], end = [1, 0, 0], segments = 0 }\n",
+                    encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_scene_file(path)
+    assert str(info.value) == ("scene.toml: strands[0].line.segments must be an integer >= 1, "
+                               "got 0")

@@ -1,0 +1,170 @@
+"""The strandlab command line: run, render, scenes, and the exit status of each kind of error."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import strandlab
+from strandlab import cli
+from strandlab.cli import main, max_edge_strain
+
+ROOT = Path(__file__).resolve().parents[1]
+ROPE = str(ROOT / "examples" / "hanging_rope.toml")
+
+
+def _rope_dict(**scene) -> dict:
+    return {
+        "scene": {"name": "tiny", "frames": 2, **scene},
+        "materials": {"rope": {"young_modulus": 1e7, "density": 1000.0, "radius": 0.005}},
+        "strands": [{"name": "rope", "material": "rope",
+                     "line": {"start": [0, 0, 0], "end": [1, 0, 0], "segments": 5}}],
+    }
+
+
+def _write_json(path: Path, data: dict) -> str:
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_run_writes_trajectory_and_scene_json(tmp_path, capsys):
+    out = tmp_path / "rope"
+    code = main(["run", ROPE, "--frames", "3", "--out", str(out), "--quiet"])
+    assert code == 0
+    assert capsys.readouterr().out == ""
+    with np.load(out / "trajectory.npz", allow_pickle=False) as data:
+        assert data["positions"].shape == (4, 41, 3)
+        assert np.all(np.isfinite(data["positions"]))
+        assert data["times"][-1] == pytest.approx(3 / 60)
+    record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
+    assert record["name"] == "hanging_rope" and record["frames"] == 3
+    assert record["dt"] == pytest.approx(1 / 60)
+    assert record["solver"]["length_solver"] == "direct"
+    assert record["params"]["strands"][0]["name"] == "rope"
+    assert record["colliders"][0]["type"] == "plane"
+    assert record["command_line"]["frames"] == 3 and record["command_line"]["quiet"] is True
+    assert record["command_line"]["argv"][:2] == ["run", ROPE]
+
+
+def test_run_overrides_and_summary(tmp_path, capsys):
+    out = tmp_path / "o"
+    code = main(["run", ROPE, "--frames", "2", "--dt", "0.01", "--iterations", "3",
+                 "--substeps", "2", "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "hanging_rope: 2 frames" in text and "ms per step" in text
+    assert "max edge strain" in text and str(out) in text
+    record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
+    assert record["dt"] == 0.01
+    assert record["solver"]["iterations"] == 3 and record["solver"]["substeps"] == 2
+
+
+def test_default_output_folder_is_runs_scene_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", ROPE, "--frames", "1", "--quiet"]) == 0
+    assert (tmp_path / "runs" / "hanging_rope" / "trajectory.npz").is_file()
+    assert (tmp_path / "runs" / "hanging_rope" / "scene.json").is_file()
+
+
+def test_render_writes_images_and_a_video(tmp_path, capsys):
+    out = tmp_path / "r"
+    code = main(["run", ROPE, "--frames", "2", "--out", str(out), "--render"])
+    assert code == 0
+    pngs = sorted((out / "frames").glob("*.png"))
+    assert len(pngs) == 3
+    videos = [p for p in (out / "video.mp4", out / "video.gif") if p.is_file()]
+    assert len(videos) == 1 and videos[0].stat().st_size > 0
+    assert str(videos[0]) in capsys.readouterr().out
+
+
+def test_malformed_file_returns_2_and_names_the_item(tmp_path, capsys):
+    data = _rope_dict()
+    data["strands"][0]["line"]["segments"] = 0
+    path = _write_json(tmp_path / "bad.json", data)
+    assert main(["run", path, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("strandlab: error: bad.json: strands[0].line.segments must be an "
+                          "integer >= 1")
+    assert "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_syntax_error_and_missing_file_return_2(tmp_path, capsys):
+    path = tmp_path / "broken.toml"
+    path.write_text("[scene\n", encoding="utf-8")
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("strandlab: error: ") and "broken.toml: invalid TOML" in err
+    assert main(["run", str(tmp_path / "missing.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "strandlab: error: scene file" in err and "missing.toml" in err
+
+
+def test_invalid_options_return_2(capsys):
+    assert main(["run", ROPE, "--frames", "0"]) == 2
+    assert "--frames" in capsys.readouterr().err
+    assert main(["run", ROPE, "--dt", "-1"]) == 2
+    assert main(["frobnicate"]) == 2
+    assert main([]) == 2
+
+
+def test_divergence_returns_3(tmp_path, capsys):
+    data = _rope_dict(dt=1e3, gravity=[0.0, 0.0, -1e300])
+    data["materials"]["rope"]["young_modulus"] = 2e11
+    path = _write_json(tmp_path / "boom.json", data)
+    assert main(["run", path, "--out", str(tmp_path / "o"), "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert "strandlab: error: simulation diverged at step" in err and "strand 0" in err
+    assert "Traceback" not in err
+
+
+def test_divergence_message_names_step_and_strand(monkeypatch, tmp_path, capsys):
+    def diverge(scene, **kw):
+        raise strandlab.SimulationDiverged(step=5, time=0.1, strand=2, point=7)
+
+    monkeypatch.setattr(cli, "simulate", diverge)
+    assert main(["run", ROPE, "--out", str(tmp_path / "o"), "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert "step 5" in err and "strand 2" in err and "point 7" in err
+    assert "Traceback" not in err
+
+
+def test_max_edge_strain():
+    # one open strand of 3 vertices and one closed triangle; frame 1 stretches one edge by 10 %
+    p0 = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0], [0, 1, 0], [1, 1, 0], [0, 2, 0]], float)
+    p1 = p0.copy()
+    p1[2, 0] = 2.1
+    assert max_edge_strain(np.stack([p0, p1]), [0, 3, 6], [False, True]) == pytest.approx(0.1)
+    # the closing edge of a closed strand counts: move vertex 5 on a circle about vertex 4, so
+    # that only the closing edge 5 -> 3 changes length (from 1 to sqrt(5))
+    p2 = p0.copy()
+    p2[5] = [2, 2, 0]
+    assert max_edge_strain(np.stack([p0, p2]), [0, 3, 6], [False, True]) == pytest.approx(
+        np.sqrt(5.0) - 1.0)
+    assert max_edge_strain(np.stack([p0, p2]), [0, 3, 6], [False, False]) == pytest.approx(0.0)
+    assert max_edge_strain(np.stack([p0, p0]), [0, 3, 6], [False, True]) == 0.0
+
+def test_scenes_lists_every_built_in_scene(capsys):
+    from strandlab import scenes
+    assert main(["scenes"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == len(scenes.SCENES)
+    for line, (name, entry) in zip(lines, scenes.SCENES.items()):
+        assert line.split()[0] == name and line.rstrip().endswith(entry.description)
+
+
+def test_unknown_scene_returns_2(capsys):
+    assert main(["run", "no_such_scene"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("strandlab: error: unknown scene 'no_such_scene'")
+    assert "available:" in err and "Traceback" not in err
+
+
+def test_demo_runs_and_renders(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--frames", "2"]) == 0
+    record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
+    assert record["name"] == "demo" and record["frames"] == 2
+    assert (out / "trajectory.npz").is_file()
+    assert sorted((out / "frames").glob("*.png"))
+    assert (out / "video.mp4").is_file() or (out / "video.gif").is_file()
