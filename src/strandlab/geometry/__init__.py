@@ -2,6 +2,7 @@
 from .darboux import darboux_of
 from .frames import frame_jacobians_of, frame_of
 from .transport import parallel_transport, twist_free_directions
+from .writhe import writhe, writhe_segments
 
 __all__ = ["darboux_of", "frame_of", "frame_jacobians_of", "parallel_transport",
-           "twist_free_directions"]
+           "twist_free_directions", "writhe", "writhe_segments"]

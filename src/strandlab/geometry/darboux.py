@@ -11,7 +11,12 @@ from numba import njit
 
 from .frames import frame_from_points
 
-__all__ = ["darboux", "darboux_gradient", "darboux_of", "darboux_all"]
+__all__ = ["darboux", "darboux_gradient", "darboux_of", "darboux_all", "MIN_ONE_PLUS_TRACE"]
+
+#: Below this value of ``1 + tr Q = 2 (1 + cos theta)`` (0 at a half turn, 4 at no rotation)
+#: the relative rotation is within 1e-5 rad of a half turn and Omega is treated as undefined:
+#: rounding errors of order 1e-16 in ``Q`` would otherwise give an arbitrary, huge Omega.
+MIN_ONE_PLUS_TRACE = 1e-10
 
 
 @njit(cache=True, inline="always")
@@ -53,8 +58,8 @@ def _q(fa, fb, m, n):
 @njit(cache=True, inline="always")
 def _omega_from_frames(fa, fb, rest_len, omega_out):
     s = 1.0 + _q(fa, fb, 0, 0) + _q(fa, fb, 1, 1) + _q(fa, fb, 2, 2)
-    if s <= 0.0:
-        return s
+    if s <= MIN_ONE_PLUS_TRACE:
+        return min(s, 0.0)
     f = 2.0 / (rest_len * s)
     omega_out[0] = f * (_q(fa, fb, 2, 1) - _q(fa, fb, 1, 2))
     omega_out[1] = f * (_q(fa, fb, 0, 2) - _q(fa, fb, 2, 0))

@@ -76,15 +76,16 @@ def _signed_angle(u, v, axis):
 
 
 def twist_free_directions(points: np.ndarray, *, closed: bool = False, first=None,
-                          relax_tol: float = 1e-12, relax_max_iter: int = 100000) -> np.ndarray:
+                          relax: bool = True) -> np.ndarray:
     """Unit directions ``d1`` per edge, perpendicular to the edge, with no twist between edges.
 
     The first edge's direction is ``first`` projected off its tangent (an arbitrary perpendicular
     when ``None``); the others follow by parallel transport (Bergou et al. 2008). For a closed
     polyline the transport around the loop generally does not return to the start (holonomy);
-    the frames are then relaxed as in section 6 of Umetani et al. 2014: each frame is replaced,
-    iteratively, by the average of the frames transported from its two neighbours (an average of
-    rotations about the edge tangent), until the twist is spread uniformly over the loop.
+    the frames are then relaxed as in section 6 of Umetani et al. 2014, whose iterative
+    averaging of neighbouring frames spreads the closing twist uniformly over the loop; the
+    uniform fixed point is computed directly.  ``relax=False`` returns the transported
+    directions without relaxation.
     Returns shape [n_edges, 3].
     """
     t = edge_tangents(points, closed=closed)
@@ -95,24 +96,16 @@ def twist_free_directions(points: np.ndarray, *, closed: bool = False, first=Non
         v = parallel_transport(d[e - 1], t[e - 1], t[e])
         v -= np.dot(v, t[e]) * t[e]
         d[e] = v / np.linalg.norm(v)
-    if not closed or n < 3:
+    if not closed or n < 3 or not relax:
         return d
-    # Relaxation: Jacobi averaging of each frame with its transported neighbours.  The twist angle
-    # of each orientation element (e, e+1) is phi_e = angle(P_e d_e, d_{e+1}) about t_{e+1};
-    # averaging rotates d_e by half the mean of its two neighbouring mismatches.
+    # Relaxation.  Rotating frame e by theta_e about its tangent changes the twist angle of
+    # element (e, e+1) from phi0_e to phi0_e + theta_{e+1} - theta_e (transport commutes with
+    # rotations about the tangent).  The paper's iterative averaging of neighbouring frames
+    # converges to equal twist angles, phi_e = mean(phi0); that fixed point is reached directly
+    # by accumulating the differences.
     nxt = np.roll(np.arange(n), -1)
-    prv = np.roll(np.arange(n), 1)
     transported_next = np.array([parallel_transport(d[e], t[e], t[nxt[e]]) for e in range(n)])
-    # For a fixed centreline transport is linear, so mismatches only depend on rotation angles
-    # applied about the tangents: track the angle offsets instead of the vectors.
     phi0 = _signed_angle(transported_next, d[nxt], t[nxt])
-    theta = np.zeros(n)
-    for _ in range(relax_max_iter):
-        phi = phi0 + theta[nxt] - theta  # twist of element (e, e+1) after rotating frames by theta
-        # each frame moves to the average of the two neighbour-implied angles
-        step = 0.5 * (phi - phi[prv])
-        theta += 0.5 * step
-        if np.max(np.abs(step)) < relax_tol:
-            break
+    theta = np.concatenate([[0.0], np.cumsum(np.mean(phi0) - phi0)[:-1]])
     d = rotate_about(d, t, theta)
     return d / np.linalg.norm(d, axis=1)[:, None]

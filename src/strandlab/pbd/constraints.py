@@ -171,20 +171,24 @@ def project_pin(x, w, i, t, b):
 
 @njit(cache=True, inline="always")
 def solve3(a, v, ib, io):
-    """Solve ``a @ v[io:io+3] = v[ib:ib+3]`` (``a`` 3x3) by cofactors.
+    """Solve ``a @ v[io:io+3] = v[ib:ib+3]`` for a symmetric positive (semi-)definite 3x3 ``a``
+    by cofactors.
 
-    Returns the determinant; 0 means singular (relative to the entries' scale), and ``v`` is
-    then left unchanged.
+    Returns the determinant; 0 means singular (a relative elimination pivot below 1e-12), and
+    ``v`` is then left unchanged.
     """
     c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
     c01 = a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]
     c02 = a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]
     det = a[0, 0] * c00 + a[0, 1] * c01 + a[0, 2] * c02
-    scale = 0.0
-    for r in range(3):
-        for c in range(3):
-            scale = max(scale, abs(a[r, c]))
-    if scale == 0.0 or abs(det) <= 1e-300 or abs(det) <= 1e-14 * scale * scale * scale:
+    # Singularity test on the relative pivots of the symmetric elimination (roughly a condition
+    # number of 1e12), not on |det| against the entries' scale: a light ghost point makes one
+    # direction of sum w G G^T many orders of magnitude stiffer than the others without making
+    # the system singular, and a near-degenerate frame correlates the rows strongly.
+    minor = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+    if not (a[0, 0] > 0.0 and a[1, 1] > 0.0 and a[2, 2] > 0.0):
+        return 0.0
+    if not (minor > 1e-12 * a[0, 0] * a[1, 1] and det > 1e-12 * minor * a[2, 2]):
         return 0.0
     c10 = a[0, 2] * a[2, 1] - a[0, 1] * a[2, 2]
     c11 = a[0, 0] * a[2, 2] - a[0, 2] * a[2, 0]
@@ -242,7 +246,7 @@ def project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len
     (degenerate frames, or frames turned by 180 degrees where Omega is infinite).
     """
     sq = darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, vec, grad)
-    if sq <= 1e-8:
+    if sq <= 0.0:
         return -1.0
     # A = sum_b w_b G_b G_b^T (into tmp)
     a00 = 0.0
