@@ -171,43 +171,37 @@ def project_pin(x, w, i, t, b):
 
 @njit(cache=True, inline="always")
 def solve3(a, v, ib, io):
-    """Solve ``a @ v[io:io+3] = v[ib:ib+3]`` for a symmetric positive (semi-)definite 3x3 ``a``
-    by cofactors.
+    """Solve ``a @ v[io:io+3] = v[ib:ib+3]`` for a symmetric positive (semi-)definite 3x3 ``a``.
 
-    Returns the determinant; 0 means singular (a relative elimination pivot below 1e-12), and
+    LDL^T elimination (backward stable for such matrices; Cramer's rule is not, and a light
+    ghost point easily makes ``sum w G G^T`` as ill-conditioned as 1e9).  Returns the
+    determinant; 0 means singular (an elimination pivot below 1e-12 of its diagonal entry), and
     ``v`` is then left unchanged.
     """
-    c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
-    c01 = a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]
-    c02 = a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]
-    det = a[0, 0] * c00 + a[0, 1] * c01 + a[0, 2] * c02
-    # Singularity test on the relative pivots of the symmetric elimination (roughly a condition
-    # number of 1e12), not on |det| against the entries' scale: a light ghost point makes one
-    # direction of sum w G G^T many orders of magnitude stiffer than the others without making
-    # the system singular, and a near-degenerate frame correlates the rows strongly.
-    minor = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
-    if not (a[0, 0] > 0.0 and a[1, 1] > 0.0 and a[2, 2] > 0.0):
+    a00 = a[0, 0]
+    if not (a00 > 0.0 and a[1, 1] > 0.0 and a[2, 2] > 0.0):
         return 0.0
-    if not (minor > 1e-12 * a[0, 0] * a[1, 1] and det > 1e-12 * minor * a[2, 2]):
+    l10 = a[1, 0] / a00
+    l20 = a[2, 0] / a00
+    d1 = a[1, 1] - l10 * a[1, 0]
+    if not d1 > 1e-12 * a[1, 1]:
         return 0.0
-    c10 = a[0, 2] * a[2, 1] - a[0, 1] * a[2, 2]
-    c11 = a[0, 0] * a[2, 2] - a[0, 2] * a[2, 0]
-    c12 = a[0, 1] * a[2, 0] - a[0, 0] * a[2, 1]
-    c20 = a[0, 1] * a[1, 2] - a[0, 2] * a[1, 1]
-    c21 = a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]
-    c22 = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
-    b0 = v[ib]
-    b1 = v[ib + 1]
-    b2 = v[ib + 2]
-    v[io] = (c00 * b0 + c10 * b1 + c20 * b2) / det
-    v[io + 1] = (c01 * b0 + c11 * b1 + c21 * b2) / det
-    v[io + 2] = (c02 * b0 + c12 * b1 + c22 * b2) / det
-    return det
+    l21 = (a[2, 1] - l20 * a[1, 0]) / d1
+    d2 = a[2, 2] - l20 * a[2, 0] - l21 * l21 * d1
+    if not d2 > 1e-12 * a[2, 2]:
+        return 0.0
+    y0 = v[ib]
+    y1 = v[ib + 1] - l10 * y0
+    y2 = v[ib + 2] - l20 * y0 - l21 * y1
+    x2 = y2 / d2
+    x1 = y1 / d1 - l21 * x2
+    x0 = y0 / a00 - l10 * x1 - l20 * x2
+    v[io] = x0
+    v[io + 1] = x1
+    v[io + 2] = x2
+    return a00 * d1 * d2
 
 
-# --------------------------------------------------------------------------------------------
-# Bending and twisting, eqs. (21)-(23), solved as one 3-D block through eq. (17)
-# --------------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def _xpbd_rhs(a, vec, compliance, lam, k, dt2, d0, d1, d2):
     """XPBD system: ``a += diag(compliance / dt^2)``, ``vec[3:6] = -(C + alpha~ lambda)``.
