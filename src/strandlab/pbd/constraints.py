@@ -19,7 +19,6 @@ from numba import njit
 from ..geometry.darboux import darboux_gradient
 
 __all__ = [
-    "project_length",
     "project_bisector",
     "project_ghost_distance",
     "project_distance",
@@ -36,7 +35,7 @@ FREE_COMPLIANCE = 1e20  # compliance at or above this switches a component off (
 # --------------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
-    """Distance ``|x_i - x_j| = rest``: edge length (18) and mesh edges.
+    """Distance ``|x_i - x_j| = rest``: edge length (18), appendix eq. (35), and mesh edges.
 
     ``compliance`` [m/N] (0: hard), ``lam`` the XPBD multipliers, ``k`` this constraint's slot.
     Returns the constraint value before the projection.
@@ -59,27 +58,6 @@ def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
     x[j, 0] -= w[j] * s * dx
     x[j, 1] -= w[j] * s * dy
     x[j, 2] -= w[j] * s * dz
-    return c
-
-
-@njit(cache=True, inline="always")
-def project_length(x, w, i, j, rest):
-    """Hard edge-length constraint (18), appendix eq. (35). Returns the value before projection."""
-    dx = x[i, 0] - x[j, 0]
-    dy = x[i, 1] - x[j, 1]
-    dz = x[i, 2] - x[j, 2]
-    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-    c = ln - rest
-    wsum = w[i] + w[j]
-    if ln <= 0.0 or wsum <= 0.0:
-        return c
-    s = c / (wsum * ln)
-    x[i, 0] -= w[i] * s * dx
-    x[i, 1] -= w[i] * s * dy
-    x[i, 2] -= w[i] * s * dz
-    x[j, 0] += w[j] * s * dx
-    x[j, 1] += w[j] * s * dy
-    x[j, 2] += w[j] * s * dz
     return c
 
 

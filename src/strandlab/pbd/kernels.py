@@ -19,7 +19,6 @@ from .constraints import (
     project_bisector,
     project_distance,
     project_ghost_distance,
-    project_length,
     project_orientation,
     project_pin,
 )
@@ -229,10 +228,8 @@ def _project_strand(
         b = edge_p1[e]
         gp = edge_ghost[e]
         if not direct:
-            if use_xpbd:
-                project_distance(x, w, a, b, edge_rest_length[e], edge_compliance[e], lam_len, e, dt2)
-            else:
-                project_length(x, w, a, b, edge_rest_length[e])
+            # hard in the alpha form (compliance 0), L / (E A) in the XPBD form
+            project_distance(x, w, a, b, edge_rest_length[e], edge_compliance[e], lam_len, e, dt2)
         project_bisector(x, w, a, b, gp)
         project_ghost_distance(x, w, a, b, gp, ghost_rest_distance[e])
     if no > 0:
