@@ -243,7 +243,7 @@ def _cmd_demo(args, argv, out) -> int:
     from .scenes import get_scene
 
     args.render = True
-    args.every = 1
+    args.every = 2  # 210 images of the 420 frames: the whole demo renders in about 20 s
     args.quiet = False
     try:
         scene = get_scene("demo")
