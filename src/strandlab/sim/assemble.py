@@ -149,10 +149,12 @@ def assemble(b) -> Model:
         return start
 
     frame_pts = []
-    for f in b._frames:
+    for fi, f in enumerate(b._frames):
+        # the frame's two axis points sit at the scale of the first attached strand's edges
+        # (the points are kinematic: their distance only sets the numerical scale)
         size = 0.01
         for a in b._frame_att:
-            if a["frame"] == len(frame_pts):
+            if a["frame"] == fi:
                 size = float(np.mean(edge_rest[estart[a["strand"]]:estart[a["strand"] + 1]]))
                 break
         o, r = f["origin"], f["rotation"]
