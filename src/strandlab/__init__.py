@@ -1,9 +1,19 @@
 """strandlab: simulation of elastic strands (hair, ropes, cables, threads)."""
 from .pbd import PBDSettings, PBDSolver
-from .sim import Material, Model, SceneBuilder, SimulationDiverged, State
-from .sim.runner import Scene, simulate
+from .sim import (
+    Material,
+    Scene,
+    SceneBuilder,
+    SimulationDiverged,
+    UnsupportedFeature,
+    get_solver,
+    make_solver,
+    solver_names,
+)
+from .sim.runner import Simulation, simulate
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-__all__ = ["Material", "Model", "State", "SceneBuilder", "SimulationDiverged", "PBDSettings",
-           "PBDSolver", "Scene", "simulate", "__version__"]
+__all__ = ["Material", "Scene", "SceneBuilder", "SimulationDiverged", "UnsupportedFeature",
+           "PBDSettings", "PBDSolver", "Simulation", "simulate", "get_solver", "make_solver",
+           "solver_names", "__version__"]

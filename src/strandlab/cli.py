@@ -199,7 +199,8 @@ def _render(scene, traj, out_dir: Path, every: int, out) -> Path:
     from .render import make_video, render_trajectory
 
     paths = list(render_trajectory(traj, out_dir / "frames", every=every,
-                                   colliders=scene.model.colliders(), view=scene.view))
+                                   colliders=[c.to_dict() for c in scene.scene.colliders],
+                                   view=scene.view))
     video = make_video(paths, out_dir / "video.mp4")
     print(f"frames: {out_dir / 'frames'} ({len(paths)} images)", file=out)
     print(f"video:  {video}", file=out)

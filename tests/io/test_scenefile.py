@@ -309,7 +309,7 @@ def test_conflicting_and_duplicate_items():
      "frames[0].attach[1]: ring is closed and has no ends"),
     (lambda d: d["frames"][0].update(start=2.0, stop=1.0),
      "frames[0]: frame motion window [2.0, 1.0] is invalid"),
-    (lambda d: d["strands"][0].update(ghost_direction=[1.0, 0.0, 0.0]),
+    (lambda d: d["strands"][0].update(d1=[1.0, 0.0, 0.0]),
      "rope: ghost_direction is parallel to the first edge"),
 ])
 def test_errors_of_the_builder_are_prefixed_with_the_item(edit, expected):

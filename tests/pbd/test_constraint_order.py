@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import strandlab as sl
+from strandlab.pbd import compile_scene
 from strandlab.pbd.kernels import ORDER_INTERLEAVED, ORDER_SEQUENTIAL, _ordered, _shuffle
 from strandlab.sim.shapes import helix
 
@@ -38,7 +39,7 @@ def test_rod_near_rest_does_not_gain_energy(order):
     pts = helix(radius=0.05, pitch=0.05, turns=2, segments=40)
     s = b.add_strand(pts, material=mat)
     b.attach_to_frame(s, b.add_frame(pts[0]), end=0)
-    m = b.build()
+    m = compile_scene(b.build())
     solver = sl.PBDSolver(m, sl.PBDSettings(order=order))
     st = m.state()
     st.x[: m.n_vertices] += np.random.default_rng(0).normal(size=(m.n_vertices, 3)) * 1e-6
@@ -55,10 +56,10 @@ def _twisted_clamped_rod_energy(order):
     b = sl.SceneBuilder(gravity=(0, 0, 0))
     mat = sl.Material(young_modulus=1e7, density=1000.0, radius=0.005)
     pts = np.c_[np.linspace(0.0, 1.0, 41), np.zeros(41), np.zeros(41)]
-    s = b.add_strand(pts, material=mat, alpha=(1.0, 1.0, 1.0), initial_twist=2 * np.pi)
+    s = b.add_strand(pts, material=mat, options={"pbd": {"alpha": (1.0, 1.0, 1.0)}}, initial_twist=2 * np.pi)
     b.attach_to_frame(s, b.add_frame(pts[0]), end=0)
     b.attach_to_frame(s, b.add_frame(pts[-1]), end=-1)
-    m = b.build()
+    m = compile_scene(b.build())
     solver = sl.PBDSolver(m, sl.PBDSettings(order=order))
     st = m.state()
     ke = []

@@ -206,7 +206,8 @@ def test_project_pin_is_eq17_of_eq24(case, zero):
     pts = [0, 1, 2, 3]
     ref = _eq17(_fd_jacobian(c, x, pts, h), w, pts, c(x))
     _check(y - x, ref, rtol)
-    assert np.linalg.norm(b @ y[1:4] - y[0]) < 1e-12 * c(x)
+    # satisfied to round-off of the coordinates (not of the tiny violation)
+    assert np.linalg.norm(b @ y[1:4] - y[0]) < 1e-12 * c(x) + 4e-16 * np.abs(y).max()
 
 
 def test_project_pin_with_unused_repeated_targets():
@@ -353,12 +354,13 @@ def test_project_orientation_of_a_thin_fibre_element_is_not_skipped(radius):
     # (~1e5 to ~1e8), so G W G^T has eigenvalues of very different size while being far from
     # singular (its smallest eigenvalue is the bending one, ~1e16 1/(kg m^2)).
     import strandlab as sl
+    from strandlab.pbd import compile_scene
     from strandlab.sim.shapes import line
 
     b = sl.SceneBuilder(gravity=(0, 0, 0))
     mat = sl.Material(young_modulus=1e9, density=1000.0, radius=radius)
     b.add_strand(line((0, 0, 0), (0.5, 0, 0), 20), material=mat)
-    m = b.build()
+    m = compile_scene(b.build())
     k = 5
     idx = np.ascontiguousarray(m.oe_idx)
     x = m.x0.copy()

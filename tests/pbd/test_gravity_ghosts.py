@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import strandlab as sl
+from strandlab.pbd import compile_scene
 from strandlab.sim.shapes import line
 
 
@@ -15,9 +16,9 @@ def _hanging_deviation(mode):
     b = sl.SceneBuilder()
     mat = sl.Material(young_modulus=1e6, density=1000.0, radius=0.005)
     s = b.add_strand(line((0, 0, 0), (0, 0, -0.5), 20), material=mat,
-                     ghost_direction=(1, 0, 0), ghost_mass_ratio=0.5)
+                     d1=(1, 0, 0), options={"pbd": {"ghost_mass_ratio": 0.5}})
     b.attach_to_frame(s, b.add_frame((0, 0, 0)), end=0)
-    m = b.build()
+    m = compile_scene(b.build())
     solver = sl.PBDSolver(m, sl.PBDSettings(gravity_mode=mode, damping=2.0))
     st = m.state()
     for _ in range(300):
@@ -28,9 +29,9 @@ def _hanging_deviation(mode):
 def _falling_roll(mode):
     b = sl.SceneBuilder()
     mat = sl.Material(young_modulus=1e6, density=1000.0, radius=0.005)
-    b.add_strand(line((0, 0, 0), (0.5, 0, 0), 20), material=mat, ghost_direction=(0, 1, 0),
-                 ghost_mass_ratio=0.5)
-    m = b.build()
+    b.add_strand(line((0, 0, 0), (0.5, 0, 0), 20), material=mat, d1=(0, 1, 0),
+                 options={"pbd": {"ghost_mass_ratio": 0.5}})
+    m = compile_scene(b.build())
     solver = sl.PBDSolver(m, sl.PBDSettings(gravity_mode=mode))
     st = m.state()
 

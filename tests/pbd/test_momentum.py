@@ -23,6 +23,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import strandlab as sl
+from strandlab.pbd import compile_scene
 from strandlab.pbd import kernels as K
 from strandlab.pbd.constraints import (
     project_bisector,
@@ -180,7 +181,7 @@ def _free_helix(velocity_amplitude, stiffness="alpha", order="interleaved"):
     pts = helix(radius=0.05, pitch=0.05, turns=2, segments=30)
     v = velocity_amplitude * np.random.default_rng(0).normal(size=pts.shape)
     b.add_strand(pts, velocities=v, material=mat)
-    m = b.build()
+    m = compile_scene(b.build())
     return m, sl.PBDSolver(m, sl.PBDSettings(stiffness=stiffness, order=order))
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import strandlab as sl
+from strandlab.pbd import compile_scene
 from strandlab.geometry.darboux import darboux_of
 from strandlab.pbd.constraints import project_orientation
 from strandlab.pbd.stiffness import alphas_from_stiffness
@@ -32,7 +33,7 @@ def _rod(n=10, length=0.5, E=1e7, radius=0.005, gravity=(0, 0, -9.81), clamp=Tru
     s = b.add_strand(line((0, 0, 0), (length, 0, 0), n), material=mat, **strand_kw)
     if clamp:
         b.attach_to_frame(s, b.add_frame((0, 0, 0)), end=0)
-    return b.build()
+    return compile_scene(b.build())
 
 
 def _project_element(m, x, k, alpha, rest=None):
@@ -59,7 +60,7 @@ def _bent_helix_model():
     b = sl.SceneBuilder(gravity=(0, 0, 0))
     mat = sl.Material(young_modulus=1e7, density=1000.0, radius=0.005)
     b.add_strand(helix(radius=0.05, pitch=0.04, turns=1, segments=12), material=mat)
-    return b.build()
+    return compile_scene(b.build())
 
 
 # ----------------------------------------------------------------------------- alpha form
@@ -200,7 +201,7 @@ def _three_strands():
     for k in range(3):
         s = b.add_strand(line((0, k, 0), (0.5, k, 0), 10), material=mat)
         b.attach_to_frame(s, b.add_frame((0, k, 0)), end=0)
-    return b.build()
+    return compile_scene(b.build())
 
 
 @pytest.mark.parametrize("where", ["vertex", "ghost", "velocity"])

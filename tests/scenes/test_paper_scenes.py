@@ -6,15 +6,19 @@ import pytest
 
 from strandlab.geometry.darboux import darboux_all
 from strandlab.geometry.writhe import writhe
-from strandlab.pbd import PBDSolver
+from strandlab.pbd import PBDSolver, compile_scene
 from strandlab.scenes import SCENES, get_scene, shape_error
 from strandlab.sim.shapes import helix
 
 
+def _model(sim):
+    """The position-based model compiled from a built-in simulation's scene."""
+    return compile_scene(sim.scene)
+
+
 def _run(scene, frames=None, every=None):
-    m = scene.model
-    solver = PBDSolver(m, scene.settings)
-    state = m.state()
+    solver = scene.make_solver()
+    state = solver.state()
     out = []
     for f in range(frames or scene.frames):
         for _ in range(scene.steps_per_frame):
@@ -50,12 +54,12 @@ def test_plectoneme_forms_loops_and_keeps_its_linking_number():
     # clamped end elements.
     scene = get_scene("plectoneme")
     state, _ = _run(scene)
-    x = state.x[: scene.model.n_vertices]
+    x = state.x[: _model(scene).n_vertices]
     wr = writhe(x)
-    tw = _twist_turns(scene.model, state.x)
+    tw = _twist_turns(_model(scene), state.x)
     assert abs(wr) > 2.0
     assert abs(tw + wr - 6.0) < 1.0
-    strain = np.abs(np.linalg.norm(np.diff(x, axis=0), axis=1) / scene.model.edge_rest_length - 1)
+    strain = np.abs(np.linalg.norm(np.diff(x, axis=0), axis=1) / _model(scene).edge_rest_length - 1)
     assert strain.max() < 0.02
 
 
@@ -73,7 +77,7 @@ def test_twisting_ring_buckles_and_ribbon_takes_another_shape():
     # than 0.3 for the round ring), and settles into a different shape.
     scenes = {n: get_scene(n) for n in ("twisting_ring", "ribbon_ring")}
     final = {n: _run(s)[0].x for n, s in scenes.items()}
-    m = scenes["twisting_ring"].model
+    m = _model(scenes["twisting_ring"])
     nv = m.n_vertices
     xr = final["twisting_ring"][:nv]
     assert writhe(m.x0[:nv], closed=True) == pytest.approx(0.0, abs=1e-12)
@@ -81,7 +85,7 @@ def test_twisting_ring_buckles_and_ribbon_takes_another_shape():
     assert np.ptp(xr[:, 2]) > 0.3 * 0.3                    # out of plane by 30 % of the radius
     ratio = {}
     for n, s in scenes.items():
-        dev = _bend_deviation(s.model, final[n])
+        dev = _bend_deviation(_model(s), final[n])
         ratio[n] = np.sqrt(np.mean(dev[:, 1] ** 2) / np.mean(dev[:, 0] ** 2))
     assert ratio["ribbon_ring"] < 0.1 < 0.3 < ratio["twisting_ring"]
     assert shape_error(final["ribbon_ring"][:nv], xr) > 0.03
@@ -91,7 +95,7 @@ def test_elastic_pendulum_twists_on_impact_and_recovers():
     # Fig. 8.  The cube hits the capsule off-centre and spins about the rod; the rod's twist
     # stiffness turns it back.  Yaw of one cube edge, unwrapped.
     scene = get_scene("elastic_pendulum")
-    m = scene.model
+    m = _model(scene)
     cube = slice(m.n_vertices + m.n_edges + 3, m.n_vertices + m.n_edges + 11)
     solver = PBDSolver(m, scene.settings)
     state = m.state()
@@ -115,15 +119,15 @@ def test_robustness_random_start_returns_to_rest_shape(seed):
     # After 600 frames (10 s) the shape error after rigid alignment is below 0.5 %.
     scene = get_scene("robustness", seed=seed)
     rest = helix(radius=0.05, pitch=0.04, turns=3.0, segments=30)
-    n = scene.model.n_vertices
-    assert shape_error(scene.model.x0[:n], rest) > 0.05
+    n = _model(scene).n_vertices
+    assert shape_error(_model(scene).x0[:n], rest) > 0.05
     state, _ = _run(scene)
     assert shape_error(state.x[:n], rest) < 5e-3
 
 
 def test_hair_drapes_on_the_head_without_penetrating():
     scene = get_scene("hair")
-    m = scene.model
+    m = _model(scene)
     assert m.n_strands == 200 and m.n_edges == 200 * 20
     state, _ = _run(scene, frames=120)
     x = state.x[: m.n_vertices]
@@ -142,7 +146,7 @@ def test_network_joint_transmits_torque():
     drops = {}
     for ori in (True, False):
         scene = get_scene("network", orientation=ori)
-        m = scene.model
+        m = _model(scene)
         state, _ = _run(scene)
         tips = state.x[m.strand_vertex_start[2:] - 1]
         tips0 = m.x0[m.strand_vertex_start[2:] - 1]

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import strandlab as sl
-from strandlab.sim.model import POINT_GHOST, POINT_VERTEX
+from strandlab.pbd import compile_scene
+from strandlab.pbd.model import POINT_GHOST, POINT_VERTEX
 from strandlab.sim.shapes import box_mesh, circle, helix, line
 
 MAT = sl.Material(young_modulus=1e7, density=1000.0, radius=0.005)
@@ -83,16 +84,22 @@ def test_alpha_outside_unit_interval_raises(alpha, match):
     # Reference: eq. (21): alpha_i in [0, 1].
     b = sl.SceneBuilder()
     with pytest.raises(ValueError, match=match):
-        b.add_strand(_line(5), alpha=alpha, material=MAT)
+        b.add_strand(_line(5), options={"pbd": {"alpha": alpha}}, material=MAT)
+        compile_scene(b.build())
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"ghost_distance": 0.0}, r"strand 0 ghost_distance must be positive"),
-    ({"ghost_distance": -0.01}, r"ghost_distance must be positive"),
-    ({"ghost_mass_ratio": 0.0}, r"ghost_mass_ratio must be positive"),
-    ({"ghost_mass_ratio": float("nan")}, r"ghost_mass_ratio must be positive"),
-    ({"ghost_direction": [1, 0]}, r"ghost_direction must be finite with shape \(3,\) or \(5, 3\)"),
-    ({"ghost_direction": [np.nan, 1, 0]}, r"ghost_direction must be finite"),
+    ({"options": {"pbd": {"ghost_distance": 0.0}}}, r"strand 0 ghost_distance must be positive"),
+    ({"options": {"pbd": {"ghost_distance": -0.01}}}, r"ghost_distance must be positive"),
+    ({"options": {"pbd": {"ghost_mass_ratio": 0.0}}}, r"ghost_mass_ratio must be positive"),
+    ({"options": {"pbd": {"ghost_mass_ratio": float("nan")}}}, r"ghost_mass_ratio must be positive"),
+    ({"options": {"pbd": {"ghost_length": 0.1}}}, r"unknown pbd option 'ghost_length'"),
+    ({"d1": [1, 0]}, r"d1 must be finite with shape \(3,\) or \(5, 3\)"),
+    ({"d1": [np.nan, 1, 0]}, r"d1 must be finite"),
+    ({"d1": [0, 0, 0]}, r"d1 is the zero vector"),
+    ({"radius": [0.01, 0.01, -0.01, 0.01, 0.01, 0.01]}, r"radius of vertex 2 must be positive"),
+    ({"radius": [0.01, 0.01]}, r"radius must be one value or one per vertex \(6\)"),
+    ({"friction": -1.0}, r"strand 0: friction must be >= 0"),
     ({"initial_twist": float("inf")}, r"initial_twist must be finite"),
 ])
 def test_bad_strand_options_raise(kwargs, match):
@@ -100,6 +107,7 @@ def test_bad_strand_options_raise(kwargs, match):
     b = sl.SceneBuilder()
     with pytest.raises(ValueError, match=match):
         b.add_strand(_line(5), material=MAT, **kwargs)
+        compile_scene(b.build())
 
 
 def test_closed_strand_twist_must_be_whole_turns():
@@ -116,16 +124,16 @@ def test_material_must_be_a_material():
 
 
 @pytest.mark.parametrize("gd, match", [
-    ([2.0, 0.0, 0.0], r"strand 0: ghost_direction is parallel to the first edge"),
-    ([[0, 1, 0], [0, 1, 0], [0.1, 0, 0], [0, 1, 0], [0, 1, 0]], r"ghost_direction of edge 2 is parallel to the edge"),
+    ([2.0, 0.0, 0.0], r"strand 0: d1 is parallel to the first edge"),
+    ([[0, 1, 0], [0, 1, 0], [0.1, 0, 0], [0, 1, 0], [0, 1, 0]], r"d1 of edge 2 is parallel to the edge"),
 ])
 def test_ghost_direction_parallel_to_edge_raises(gd, match):
     # Reference: eq. (3) needs the ghost off the edge line; the check runs when the model is laid
     # out (build), and names the edge.
     b = sl.SceneBuilder()
     with pytest.raises(ValueError, match=match):
-        b.add_strand(_line(5), ghost_direction=gd, material=MAT)
-        b.build()
+        b.add_strand(_line(5), d1=gd, material=MAT)
+        compile_scene(b.build())
 
 
 def test_rest_shape_with_a_hairpin_is_rejected():
@@ -138,7 +146,7 @@ def test_rest_shape_with_a_hairpin_is_rejected():
         b = sl.SceneBuilder()
         b.add_strand(np.array(pts, float), material=MAT)
         with pytest.raises(ValueError, match="turn by 180 degrees"):
-            b.build()
+            compile_scene(b.build())
 
 
 def test_empty_scene_raises():
@@ -203,8 +211,8 @@ def test_triangle_attachment_with_end_vertex_off_the_triangle_raises(offset, mat
     mesh = b.add_mesh(tri_v, [[0, 1, 2], [1, 3, 2]], mass=0.1)
     start = np.array([0.02, 0.02, 0.0]) + np.asarray(offset)
     s = b.add_strand(line(start, start + [0, 0, -0.3], 6), material=MAT)
-    b.attach_to_triangle(s, mesh, 0, end=0)
     with pytest.raises(ValueError, match=match):
+        b.attach_to_triangle(s, mesh, 0, end=0)
         b.build()
 
 
@@ -214,7 +222,7 @@ def test_triangle_attachment_on_the_triangle_builds_with_barycentric_pin():
     mesh = b.add_mesh([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]], [[0, 1, 2]], mass=0.1)
     s = b.add_strand(line((0.02, 0.03, 0), (0.02, 0.03, -0.3), 6), material=MAT)
     b.attach_to_triangle(s, mesh, 0, end=0)
-    m = b.build()
+    m = compile_scene(b.build())
     bary = m.pin_weights[0]
     assert np.allclose(bary @ m.x0[m.pin_targets[0]], m.x0[m.pin_point[0]], atol=1e-15)
     assert np.allclose(bary, [0.5, 0.2, 0.3])
@@ -225,7 +233,7 @@ def test_model_arrays_are_read_only():
     # Reference: Model docstring: arrays are read-only.
     b = sl.SceneBuilder()
     b.add_strand(_line(5), material=MAT)
-    m = b.build()
+    m = compile_scene(b.build())
     for name in ("x0", "v0", "mass", "inv_mass", "edge_rest_length", "oe_rest_omega", "oe_idx"):
         arr = getattr(m, name)
         assert not arr.flags.writeable, name
@@ -251,9 +259,9 @@ def test_strand_mass_is_rho_a_l(kind):
     elif kind == "closed_circle":
         pts, closed, kw = circle(radius=0.1, segments=16), True, {}
     else:
-        pts, closed, kw = _line(8, 0.6), False, {"ghost_mass_ratio": 0.2}
+        pts, closed, kw = _line(8, 0.6), False, {"options": {"pbd": {"ghost_mass_ratio": 0.2}}}
     s = b.add_strand(pts, material=mat, closed=closed, **kw)
-    m = b.build()
+    m = compile_scene(b.build())
     e = np.roll(pts, -1, axis=0) - pts if closed else np.diff(pts, axis=0)
     le = np.linalg.norm(e, axis=1)
     total = np.sum(m.mass[m.strand_vertices(s)]) + np.sum(m.mass[m.strand_ghosts(s)])
@@ -273,7 +281,7 @@ def test_clamped_vertex_has_zero_mass():
     s = b.add_strand(_line(5), material=MAT)
     b.attach_to_frame(s, b.add_frame((0, 0, 0)), end=0)
     b.fix_vertex(s, -1)
-    m = b.build()
+    m = compile_scene(b.build())
     v = m.strand_vertices(s)
     assert m.inv_mass[v.start] == 0.0 and m.inv_mass[v.stop - 1] == 0.0
     assert np.all(m.inv_mass[v.start + 1: v.stop - 1] > 0.0)
@@ -291,17 +299,17 @@ def test_ghosts_on_perpendicular_bisector_at_ghost_distance(kind):
     else:
         pts = helix(radius=0.05, pitch=0.03, turns=1.5, segments=20)
     if kind == "ghost_distance":
-        kw["ghost_distance"] = 0.0123
+        kw["options"] = {"pbd": {"ghost_distance": 0.0123}}
     elif kind == "per_edge":
-        kw["ghost_direction"] = np.random.default_rng(0).normal(size=(len(pts) - 1, 3))
+        kw["d1"] = np.random.default_rng(0).normal(size=(len(pts) - 1, 3))
     elif kind == "twisted":
         kw["initial_twist"] = 3.0
     b.add_strand(pts, material=MAT, closed=closed, **kw)
-    m = b.build()
+    m = compile_scene(b.build())
     p0, p1, g = m.x0[m.edge_p0], m.x0[m.edge_p1], m.x0[m.edge_ghost]
     e = p1 - p0
     le = np.linalg.norm(e, axis=1)
-    lg = kw.get("ghost_distance", le.mean())
+    lg = 0.0123 if kind == "ghost_distance" else le.mean()
     dist = np.linalg.norm(g - 0.5 * (p0 + p1), axis=1)
     assert np.allclose(dist, lg, rtol=1e-13)
     assert np.allclose(m.ghost_rest_distance, lg, rtol=1e-15)
@@ -314,7 +322,7 @@ def test_open_helix_parallel_transported_ghosts_have_no_rest_twist():
     # bending components are those of the helix (non-zero).
     b = sl.SceneBuilder()
     b.add_strand(helix(radius=0.05, pitch=0.03, turns=2, segments=40), material=MAT)
-    m = b.build()
+    m = compile_scene(b.build())
     om = m.oe_rest_omega
     assert np.max(np.abs(om[:, 2])) < 1e-10 * np.max(np.abs(om))
     assert np.min(np.linalg.norm(om[:, :2], axis=1)) > 1.0       # helix curvature ~1 / 0.05 m
@@ -326,7 +334,7 @@ def test_closed_circle_rest_twist_is_uniform():
     # bending is the same on every element (curvature 1 / radius).
     b = sl.SceneBuilder()
     b.add_strand(circle(radius=0.1, segments=24), closed=True, material=MAT)
-    m = b.build()
+    m = compile_scene(b.build())
     om = m.oe_rest_omega
     assert len(om) == 24
     assert np.ptp(om[:, 2]) < 1e-10 and np.max(np.abs(om[:, 2])) < 1e-10

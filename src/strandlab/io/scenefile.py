@@ -12,7 +12,7 @@ Example
 ...     "strands": [{"material": "rope", "line": {"start": [0, 0, 1], "end": [1, 0, 1],
 ...                                               "segments": 10}}],
 ... })
->>> scene.model.n_edges
+>>> scene.scene.n_edges
 10
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 from ..pbd.solver import PBDSettings
 from ..sim.builder import SceneBuilder
 from ..sim.material import Material
-from ..sim.runner import Scene
+from ..sim.runner import Simulation
 from ..sim.shapes import box_mesh, circle, helix, line
 
 __all__ = ["load_scene_file", "scene_from_dict", "SECTIONS"]
@@ -58,7 +58,7 @@ _BUILDER_ERRORS = (ValueError, IndexError, TypeError)
 
 
 # ---------------------------------------------------------------------------------- reading
-def load_scene_file(path) -> Scene:
+def load_scene_file(path) -> Simulation:
     """Read a scene file (``.toml`` or ``.json``) and build its :class:`Scene`.
 
     The scene name defaults to the file's stem.  Raises :class:`FileNotFoundError` for a
@@ -102,7 +102,7 @@ def _parse_json(text: str, p: Path) -> dict:
     return data
 
 
-def scene_from_dict(data: dict, *, source: str = "<dict>") -> Scene:
+def scene_from_dict(data: dict, *, source: str = "<dict>") -> Simulation:
     """Build a :class:`Scene` from the parsed contents of a scene file.
 
     ``source`` prefixes every error message (a file name, or ``"<dict>"``).  The scene's
@@ -396,13 +396,15 @@ def _strand_kwargs(r: _Reader, t: dict, path: str, n: int, closed: bool) -> dict
     if "velocity" in t:
         kw["velocities"] = np.tile(r.vector(t["velocity"], f"{path}.velocity"), (n, 1))
     if "ghost_direction" in t:
-        kw["ghost_direction"] = _ghost_direction(r, t["ghost_direction"],
-                                                 f"{path}.ghost_direction")
+        kw["d1"] = _ghost_direction(r, t["ghost_direction"], f"{path}.ghost_direction")
+    pbd = {}
     for key in ("ghost_distance", "ghost_mass_ratio"):
         if key in t:
-            kw[key] = r.number(t[key], f"{path}.{key}", positive=True)
+            pbd[key] = r.number(t[key], f"{path}.{key}", positive=True)
     if "alpha" in t:
-        kw["alpha"] = _alpha(r, t["alpha"], f"{path}.alpha")
+        pbd["alpha"] = _alpha(r, t["alpha"], f"{path}.alpha")
+    if pbd:
+        kw["options"] = {"pbd": pbd}
     if "initial_twist" in t:
         kw["initial_twist"] = r.number(t["initial_twist"], f"{path}.initial_twist")
     kw["closed"] = closed
@@ -598,7 +600,7 @@ def _colliders_section(r: _Reader, data: dict, b: SceneBuilder) -> None:
 
 
 # ---------------------------------------------------------------------------------- assembly
-def _build_scene(data, *, source: str, default_name: str) -> Scene:
+def _build_scene(data, *, source: str, default_name: str) -> Simulation:
     """Check every section of ``data``, build the Model and wrap it in a Scene."""
     r = _Reader(source)
     if not isinstance(data, dict):
@@ -621,6 +623,6 @@ def _build_scene(data, *, source: str, default_name: str) -> Scene:
         model = b.build()
     except _BUILDER_ERRORS as exc:
         raise ValueError(f"{source}: {exc}") from None
-    return Scene(head["name"], model, settings, head["dt"], head["frames"],
+    return Simulation(head["name"], model, settings, head["dt"], head["frames"],
                  steps_per_frame=head["steps_per_frame"], description=head["description"],
                  params=copy.deepcopy(data), view=head["view"])

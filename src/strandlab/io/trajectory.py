@@ -21,7 +21,7 @@ __all__ = ["Trajectory", "save_trajectory", "load_trajectory", "check_offsets",
 
 FORMAT_VERSION = 1  #: version of the ``.npz`` layout written by :func:`save_trajectory`
 
-_ARRAY_KEYS = ("times", "positions", "ghosts", "strand_offsets", "edge_offsets", "closed",
+_ARRAY_KEYS = ("times", "positions", "d1", "strand_offsets", "edge_offsets", "closed",
                "radii", "extra_points", "extra_triangles")
 _KEYS = _ARRAY_KEYS + ("metadata", "format_version")
 
@@ -99,7 +99,7 @@ class Trajectory:
 
     times: np.ndarray               #: Frame times [s], shape [T]
     positions: np.ndarray           #: Centreline vertices of all strands [m], shape [T, V, 3]
-    ghosts: np.ndarray              #: Ghost point of each edge [m], shape [T, E, 3]
+    d1: np.ndarray                  #: Unit material direction d1 per edge, shape [T, E, 3]
     strand_offsets: np.ndarray      #: First vertex of each strand and V, shape [S + 1]
     edge_offsets: np.ndarray        #: First edge of each strand and E, shape [S + 1]
     closed: np.ndarray              #: Closed-loop flags, shape [S]
@@ -112,16 +112,16 @@ class Trajectory:
         self.times = _float_array("times", self.times, 1)
         t = self.times.shape[0]
         self.positions = _float_array("positions", self.positions, 3)
-        self.ghosts = _float_array("ghosts", self.ghosts, 3)
+        self.d1 = _float_array("d1", self.d1, 3)
         self.extra_points = _float_array("extra_points", self.extra_points, 3)
         self.radii = _float_array("radii", self.radii, 1)
         self.closed = np.asarray(self.closed).astype(np.bool_)
         tri = np.asarray(self.extra_triangles)
         self.extra_triangles = _int_array("extra_triangles",
                                           tri.reshape(0, 3) if tri.size == 0 else tri, 2)
-        v, e = self.positions.shape[1], self.ghosts.shape[1]
+        v, e = self.positions.shape[1], self.d1.shape[1]
         _expect_shape("positions", self.positions, (t, v, 3))
-        _expect_shape("ghosts", self.ghosts, (t, e, 3))
+        _expect_shape("d1", self.d1, (t, e, 3))
         _expect_shape("extra_points", self.extra_points, (t, self.extra_points.shape[1], 3))
         self.strand_offsets = check_offsets(self.strand_offsets, v, "strand_offsets")
         s = self.strand_offsets.shape[0] - 1
@@ -162,7 +162,7 @@ class Trajectory:
     @property
     def n_edges(self) -> int:
         """Number of edges E (all strands)."""
-        return int(self.ghosts.shape[1])
+        return int(self.d1.shape[1])
 
     # ------------------------------------------------------------------ access
     def _strand_index(self, i) -> int:
@@ -177,10 +177,10 @@ class Trajectory:
         s = self._strand_index(i)
         return self.positions[:, self.strand_offsets[s]:self.strand_offsets[s + 1]]
 
-    def strand_ghosts(self, i: int) -> np.ndarray:
-        """Ghost points of strand ``i``'s edges in every frame [m], shape [T, e_i, 3] (a view)."""
+    def strand_d1(self, i: int) -> np.ndarray:
+        """Material directions of strand ``i``'s edges in every frame, shape [T, e_i, 3]."""
         s = self._strand_index(i)
-        return self.ghosts[:, self.edge_offsets[s]:self.edge_offsets[s + 1]]
+        return self.d1[:, self.edge_offsets[s]:self.edge_offsets[s + 1]]
 
 
 # ---------------------------------------------------------------------------------- files

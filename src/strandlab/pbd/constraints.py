@@ -147,6 +147,26 @@ def project_pin(x, w, i, t, b):
     return math.sqrt(cn)
 
 
+@njit(cache=True)
+def project_line(x, w, i, o, d):
+    """Keep point ``i`` on the kinematic line through ``o`` [3] along the unit vector ``d`` [3]
+    (a sliding end).  The line has infinite mass, so the point moves the whole way; returns the
+    distance it was off the line."""
+    if w[i] <= 0.0:
+        return 0.0
+    r0 = x[i, 0] - o[0]
+    r1 = x[i, 1] - o[1]
+    r2 = x[i, 2] - o[2]
+    a = r0 * d[0] + r1 * d[1] + r2 * d[2]
+    c0 = r0 - a * d[0]
+    c1 = r1 - a * d[1]
+    c2 = r2 - a * d[2]
+    x[i, 0] -= c0
+    x[i, 1] -= c1
+    x[i, 2] -= c2
+    return math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+
+
 @njit(cache=True, inline="always")
 def solve3(a, v, ib, io):
     """Solve ``a @ v[io:io+3] = v[ib:ib+3]`` for a symmetric positive (semi-)definite 3x3 ``a``.

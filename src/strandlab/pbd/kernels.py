@@ -20,6 +20,7 @@ from .constraints import (
     project_distance,
     project_ghost_distance,
     project_orientation,
+    project_line,
     project_pin,
 )
 
@@ -64,6 +65,15 @@ def _shuffle(perm, start, n, seed):
         t = perm[start + k]
         perm[start + k] = perm[start + j]
         perm[start + j] = t
+
+
+@njit(cache=True, inline="always")
+def _combine_friction(p, point_friction, contact_mu):
+    """A strand's own friction coefficient combines with the collider's as their geometric
+    mean (NaN: the strand has none, the collider's applies)."""
+    mu = point_friction[p]
+    if mu == mu:
+        contact_mu[p] = math.sqrt(mu * contact_mu[p])
 
 
 @njit(cache=True, parallel=True)
@@ -255,8 +265,9 @@ def iterate(
     oe_idx, oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance,
     co_idx, co_rot, co_rest_length, co_alpha, co_compliance,
     pin_point, pin_targets, pin_weights,
+    slide_point, slide_origin, slide_dir,
     dist_i, dist_j, dist_rest, dist_compliance,
-    collide_radius, planes, spheres, capsules, collider_friction,
+    collide_radius, planes, spheres, capsules, collider_friction, point_friction,
     # Settings:
     iterations, order, seed, use_xpbd, dt,
     # Scratch:
@@ -280,6 +291,8 @@ def iterate(
                              lam_dist, k, dt2)
         for k in range(pin_point.shape[0]):
             project_pin(x, w, pin_point[k], pin_targets[k], pin_weights[k])
+        for k in range(slide_point.shape[0]):
+            project_line(x, w, slide_point[k], slide_origin[k], slide_dir[k])
         for k in range(co_idx.shape[0]):
             project_orientation(x, w, co_idx, k, co_rot, k, True, zero3, 0, co_rest_length[k],
                                 co_alpha, co_compliance, use_xpbd, lam_co, dt2,
@@ -298,6 +311,7 @@ def iterate(
                 if collide_radius[p] > 0.0 and w[p] > 0.0:
                     collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                    collider_friction, contact_depth, contact_normal, contact_mu)
+                    _combine_friction(p, point_friction, contact_mu)
 
 
 @njit(cache=True, parallel=True)
@@ -307,7 +321,7 @@ def iterate_strands(
     strand_edge_start, strand_oe_start, strand_direct, strand_vertex_start, strand_co_start,
     oe_idx, oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance,
     co_idx, co_rot, co_rest_length, co_alpha, co_compliance,
-    collide_radius, planes, spheres, capsules, collider_friction,
+    collide_radius, planes, spheres, capsules, collider_friction, point_friction,
     # Settings:
     iterations, order, seed, use_xpbd, dt,
     # Scratch:
@@ -352,6 +366,7 @@ def iterate_strands(
                         collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                        collider_friction, contact_depth, contact_normal,
                                        contact_mu)
+                        _combine_friction(p, point_friction, contact_mu)
 
 
 @njit(cache=True, parallel=True)

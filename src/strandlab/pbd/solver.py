@@ -5,11 +5,14 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
-from ..sim.model import Model, State
+from ..sim.scene import Scene
+from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged
 from . import kernels as K
+from .compile import compile_scene
+from .constraints import FREE_COMPLIANCE
+from .model import PBDModel, PBDState
 from .stiffness import alphas_from_stiffness, effective_inverse_mass, orientation_compliance
 
 __all__ = ["PBDSettings", "PBDSolver"]
@@ -74,14 +77,30 @@ class PBDSettings:
 
 
 class PBDSolver:
-    """Steps a :class:`~strandlab.sim.model.Model` with position-based elastic rods.
+    """Position-based elastic rods: compiles a :class:`~strandlab.sim.scene.Scene` into a
+    :class:`~strandlab.pbd.model.PBDModel` and steps it (the solver protocol of
+    :mod:`strandlab.sim.solver`).
 
     ``solver.step(state_in, state_out, dt)`` advances by ``dt`` [s]; ``state_out`` may be
-    ``state_in``.  All scratch memory is allocated here, once.
+    ``state_in``.  All scratch memory is allocated here, once.  ``scene`` may also be an
+    already compiled PBDModel.
     """
 
-    def __init__(self, model: Model, settings: PBDSettings | None = None):
+    name = "pbd"
+    Settings = PBDSettings
+
+    def __init__(self, scene: Scene | PBDModel, settings: PBDSettings | None = None):
+        if isinstance(scene, PBDModel):
+            model = scene
+        elif isinstance(scene, Scene):
+            model = compile_scene(scene)
+        else:
+            raise TypeError(f"PBDSolver needs a Scene (SceneBuilder.build()), got "
+                            f"{type(scene).__name__}")
+        if settings is not None and not isinstance(settings, PBDSettings):
+            raise TypeError(f"settings must be PBDSettings, got {type(settings).__name__}")
         self.model = model
+        self.scene = model.scene
         self.settings = settings or PBDSettings()
         st = self.settings
         m = model
@@ -110,10 +129,12 @@ class PBDSolver:
         self._strand_co_start = np.searchsorted(m.co_strand[order], np.arange(ns + 1)).astype(np.int64)
         local = np.all(m.inv_mass[self._co_idx[:, :3]] == 0.0, axis=1) if nc else np.ones(0, bool)
         self.independent_strands = bool(np.all(local) and len(m.pin_point) == 0
-                                        and len(m.dist_i) == 0)
+                                        and len(m.dist_i) == 0 and len(m.slide_point) == 0)
         self._w_co = effective_inverse_mass(m.x0, m.inv_mass, self._co_idx, self._co_len,
                                             self._co_rot)
-        self._co_compliance = orientation_compliance(self._co_stiff, self._co_len)
+        self._co_free = np.ascontiguousarray(m.co_free[order])
+        self._co_compliance = np.where(self._co_free, FREE_COMPLIANCE,
+                                       orientation_compliance(self._co_stiff, self._co_len))
         self._alpha_dt = None
         self._oe_alpha = np.zeros((no, 3))
         self._co_alpha = np.zeros((nc, 3))
@@ -148,12 +169,16 @@ class PBDSolver:
         else:
             self._self_thickness = np.zeros(ns)
             self._self_skip = np.zeros(ns, dtype=np.int64)
-        self._moving = np.nonzero(np.any(m.frame_linear_velocity != 0, axis=1)
-                                  | np.any(m.frame_angular_velocity != 0, axis=1))[0]
+        self._moving = np.nonzero(m.frame_moving)[0]
         self._drv_mask = np.isin(m.driven_frame, self._moving)
         self._drv_points = m.driven_point[self._drv_mask]
         self._drv_frames = m.driven_frame[self._drv_mask]
         self._drv_local = m.driven_local[self._drv_mask]
+        self._slide_origin = np.zeros((len(m.slide_point), 3))
+        self._slide_dir = np.zeros((len(m.slide_point), 3))
+        self._set_slides(0.0)
+        self._loads = self.scene.loads if self.scene is not None else ()
+        self._load_force = np.zeros((len(self._loads), 3))
 
     # ------------------------------------------------------------------ parameters
     def alphas(self, h: float) -> tuple[np.ndarray, np.ndarray]:
@@ -167,21 +192,87 @@ class PBDSolver:
             co = alphas_from_stiffness(self._co_stiff, self._co_len, self._w_co, h, n)
             self._oe_alpha[...] = np.where(np.isnan(m.oe_alpha), oe, m.oe_alpha)
             self._co_alpha[...] = np.where(np.isnan(self._co_user_alpha), co, self._co_user_alpha)
+            self._co_alpha[self._co_free] = 0.0
             self._alpha_dt = h
         return self._oe_alpha, self._co_alpha
 
     def frame_transforms(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Rotations [F, 3, 3] and origins [F, 3] of the kinematic frames at time ``t``."""
         m = self.model
-        tau = np.clip(t - m.frame_window[:, 0], 0.0, m.frame_window[:, 1] - m.frame_window[:, 0])
-        rot = Rotation.from_rotvec(m.frame_angular_velocity * tau[:, None]).as_matrix() \
-            if len(tau) else np.zeros((0, 3, 3))
-        rot = rot @ m.frame_rotation
-        origin = m.frame_origin + m.frame_linear_velocity * tau[:, None]
+        rot = np.array(m.frame_rotation)
+        origin = np.array(m.frame_origin)
+        if self.scene is not None:
+            for f in self._moving:
+                rot[f], origin[f] = self.scene.frames[f].pose(t)
         return rot, origin
 
+    def _set_slides(self, t: float) -> None:
+        """World lines of the sliding ends at time ``t``."""
+        m = self.model
+        if not len(m.slide_point):
+            return
+        rot, origin = self.frame_transforms(t)
+        r = rot[m.slide_frame]
+        self._slide_origin[...] = origin[m.slide_frame] + np.einsum("nij,nj->ni", r,
+                                                                    m.slide_local)
+        self._slide_dir[...] = np.einsum("nij,nj->ni", r, m.slide_axis)
+
+    # ------------------------------------------------------------------ protocol
+    def state(self) -> PBDState:
+        """A new state at the scene's initial configuration."""
+        return self.model.state()
+
+    def output(self, state: PBDState) -> Output:
+        """Strand vertices [V, 3], unit material direction d1 per edge [E, 3] and the extra
+        points [X, 3] (frames, meshes, bodies) of ``state``.  d1 is the direction from the
+        edge midpoint to its ghost point, made perpendicular to the edge."""
+        m = self.model
+        nv, ne = m.n_vertices, m.n_edges
+        x = state.x
+        if ne:
+            a, b = x[m.edge_p0], x[m.edge_p1]
+            t = b - a
+            t /= np.linalg.norm(t, axis=1)[:, None]
+            d = x[nv:nv + ne] - 0.5 * (a + b)
+            d -= np.einsum("ij,ij->i", d, t)[:, None] * t
+            d /= np.linalg.norm(d, axis=1)[:, None]
+        else:
+            d = np.zeros((0, 3))
+        return Output(positions=x[:nv], d1=d, extra=x[nv + ne:])
+
+    def save_state(self, state: PBDState) -> dict:
+        """The complete state as arrays (see :meth:`load_state`)."""
+        return {"x": state.x.copy(), "v": state.v.copy(), "mid_v": state.mid_v.copy(),
+                "time": np.float64(state.time), "step": np.int64(state.step)}
+
+    def load_state(self, arrays: dict) -> PBDState:
+        """A state from :meth:`save_state`'s arrays; ValueError naming a missing, misshapen or
+        non-finite entry."""
+        m = self.model
+        shapes = {"x": (m.n_points, 3), "v": (m.n_points, 3), "mid_v": (m.n_edges, 3),
+                  "time": (), "step": ()}
+        out = {}
+        for k, shape in shapes.items():
+            if k not in arrays:
+                raise ValueError(f"state lacks {k!r}")
+            a = np.asarray(arrays[k])
+            if a.shape != shape:
+                raise ValueError(f"state entry {k!r} has shape {a.shape}, expected {shape}")
+            out[k] = a
+        for k in ("x", "v", "time"):
+            if not np.all(np.isfinite(out[k])):
+                raise ValueError(f"state entry {k!r} is not finite")
+        if not np.all(np.isfinite(out["mid_v"]) | np.isnan(out["mid_v"])):
+            raise ValueError("state entry 'mid_v' holds infinite values")
+        step = int(out["step"])
+        if step < 0 or float(out["time"]) < 0:
+            raise ValueError(f"state has a negative step ({step}) or time ({float(out['time'])})")
+        return PBDState(x=out["x"].astype(np.float64), v=out["v"].astype(np.float64),
+                        mid_v=out["mid_v"].astype(np.float64), time=float(out["time"]),
+                        step=step)
+
     # ------------------------------------------------------------------ stepping
-    def step(self, state_in: State, state_out: State, dt: float) -> None:
+    def step(self, state_in: PBDState, state_out: PBDState, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object)."""
         if not (isinstance(dt, (float, int, np.floating)) and math.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be a positive finite number, got {dt!r}")
@@ -193,9 +284,11 @@ class PBDSolver:
             self._substep(state_out, h, k)
         state_out.step += 1
 
-    def _substep(self, s: State, h: float, k: int) -> None:
+    def _substep(self, s: PBDState, h: float, k: int) -> None:
         m, st = self.model, self.settings
         oe_alpha, co_alpha = self.alphas(h)
+        if self._loads:
+            self._apply_loads(s, s.time, h)
         K.predict(m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.strand_edge_start,
                   s.x, s.v, s.mid_v, m.gravity, h, self._gravity_mode, st.damping,
                   self._v_tmp, self._mid_tmp, self._x_pred)
@@ -204,6 +297,8 @@ class PBDSolver:
             rot, origin = self.frame_transforms(s.time + h)
             self._x_pred[self._drv_points] = origin[self._drv_frames] + np.einsum(
                 "nij,nj->ni", rot[self._drv_frames], self._drv_local)
+        if len(m.slide_point) and len(self._moving):
+            self._set_slides(s.time + h)
         self._lam_len[...] = 0.0
         self._lam_oe[...] = 0.0
         self._lam_co[...] = 0.0
@@ -217,6 +312,7 @@ class PBDSolver:
                 m.oe_idx, m.oe_rest_omega, m.oe_rest_length, oe_alpha, self._oe_compliance,
                 self._co_idx, self._co_rot, self._co_len, co_alpha, self._co_compliance,
                 m.collide_radius, m.planes, m.spheres, m.capsules, m.collider_friction,
+                m.point_friction,
                 st.iterations, self._order, seed, self._xpbd, h,
                 self._lam_len, self._lam_oe, self._lam_co, self._perm,
                 self._fa, self._fb, self._tmp, self._uv, self._grad, self._vec,
@@ -231,8 +327,10 @@ class PBDSolver:
                 m.strand_oe_start, self._direct, m.oe_idx, m.oe_rest_omega, m.oe_rest_length,
                 oe_alpha, self._oe_compliance, self._co_idx, self._co_rot, self._co_len,
                 co_alpha, self._co_compliance, m.pin_point, m.pin_targets, m.pin_weights,
+                m.slide_point, self._slide_origin, self._slide_dir,
                 m.dist_i, m.dist_j, m.dist_rest, m.dist_compliance,
                 m.collide_radius, m.planes, m.spheres, m.capsules, m.collider_friction,
+                m.point_friction,
                 st.iterations, self._order, seed, self._xpbd, h,
                 self._lam_len, self._lam_oe, self._lam_co, self._lam_dist, self._perm,
                 self._fa, self._fb, self._tmp, self._uv, self._grad, self._vec,
@@ -248,3 +346,10 @@ class PBDSolver:
             p, strand = K.first_bad_strand(s.x, s.v, m.point_strand)
             if p >= 0:
                 raise SimulationDiverged(s.step + 1, s.time, int(strand), int(p))
+
+    def _apply_loads(self, s: PBDState, t: float, h: float) -> None:
+        """Point loads: the velocity of each loaded point gains ``h F / m`` before prediction."""
+        m = self.model
+        for k, ld in enumerate(self._loads):
+            self._load_force[k] = ld.at(t)
+        np.add.at(s.v, m.load_point, h * m.inv_mass[m.load_point, None] * self._load_force)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..sim.runner import Scene
+from ..sim.runner import Simulation
 from .bodies import elastic_pendulum, network
 from .strands import hair, robustness, shape_error
 from .twisting import plectoneme, twisting_ring
@@ -20,10 +20,10 @@ __all__ = ["SCENES", "SceneEntry", "get_scene", "shape_error"]
 class SceneEntry:
     name: str
     description: str
-    build: Callable[..., Scene]
+    build: Callable[..., Simulation]
 
 
-def _demo(**kw) -> Scene:
+def _demo(**kw) -> Simulation:
     kw.setdefault("frames", 420)
     s = plectoneme(**kw)
     s.name = "demo"
@@ -49,7 +49,7 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in (
 )}
 
 
-def get_scene(name: str, **params) -> Scene:
+def get_scene(name: str, **params) -> Simulation:
     """Build the built-in scene ``name`` with optional keyword parameters of its builder."""
     try:
         entry = SCENES[name]

@@ -6,7 +6,7 @@ import numpy as np
 from ..pbd.solver import PBDSettings
 from ..sim.builder import SceneBuilder
 from ..sim.material import Material
-from ..sim.runner import Scene
+from ..sim.runner import Simulation
 from ..sim.shapes import helix
 
 __all__ = ["robustness", "hair", "shape_error"]
@@ -25,7 +25,7 @@ def shape_error(points: np.ndarray, rest: np.ndarray) -> float:
 
 
 def robustness(*, segments: int = 30, seed: int = 1, spread: float = 0.3, frames: int = 600,
-               dt: float = 1.0 / 60.0, iterations: int = 10, damping: float = 2.0) -> Scene:
+               dt: float = 1.0 / 60.0, iterations: int = 10, damping: float = 2.0) -> Simulation:
     """A helical rod whose vertices start at random positions (uniform in a cube of side
     ``spread`` [m]) returns to its rest shape (Fig. 11).  No gravity, no attachments."""
     rest = helix(radius=0.05, pitch=0.04, turns=3.0, segments=segments)
@@ -33,12 +33,13 @@ def robustness(*, segments: int = 30, seed: int = 1, spread: float = 0.3, frames
     start = rng.uniform(-0.5 * spread, 0.5 * spread, size=rest.shape)
     b = SceneBuilder(gravity=(0.0, 0.0, 0.0))
     mat = Material(young_modulus=1e7, density=1000.0, radius=0.003)
-    b.add_strand(start, rest_points=rest, material=mat, alpha=(1.0, 1.0, 1.0),
-                 ghost_distance=float(np.mean(np.linalg.norm(np.diff(rest, axis=0), axis=1))),
+    lg = float(np.mean(np.linalg.norm(np.diff(rest, axis=0), axis=1)))
+    b.add_strand(start, rest_points=rest, material=mat,
+                 options={"pbd": {"alpha": (1.0, 1.0, 1.0), "ghost_distance": lg}},
                  name="helix")
     model = b.build()
     params = dict(segments=segments, seed=seed, spread=spread, damping=damping)
-    return Scene("robustness", model, PBDSettings(iterations=iterations, damping=damping), dt,
+    return Simulation("robustness", model, PBDSettings(iterations=iterations, damping=damping), dt,
                  frames, description="rod from random vertex positions returns to its rest "
                  "helix (Fig. 11)", params=params, view=(20.0, -60.0))
 
@@ -46,7 +47,7 @@ def robustness(*, segments: int = 30, seed: int = 1, spread: float = 0.3, frames
 def hair(*, n_strands: int = 200, segments: int = 20, length: float = 0.25,
          head_radius: float = 0.1, strand_radius: float = 5e-4, young_modulus: float = 3e9,
          frames: int = 180, dt: float = 1.0 / 60.0, iterations: int = 10,
-         damping: float = 1.0, seed: int = 0) -> Scene:
+         damping: float = 1.0, seed: int = 0) -> Simulation:
     """``n_strands`` strands of ``segments`` edges rooted on the upper part of a sphere (a head),
     clamped along the surface normal at the root, falling under gravity and colliding with it.
     """
@@ -71,6 +72,6 @@ def hair(*, n_strands: int = 200, segments: int = 20, length: float = 0.25,
     params = dict(n_strands=n_strands, segments=segments, length=length,
                   head_radius=head_radius, strand_radius=strand_radius,
                   young_modulus=young_modulus, damping=damping, seed=seed)
-    return Scene("hair", model, PBDSettings(iterations=iterations, damping=damping), dt, frames,
+    return Simulation("hair", model, PBDSettings(iterations=iterations, damping=damping), dt, frames,
                  description=f"{n_strands} strands of {segments} edges rooted on a sphere, "
                  "colliding with it", params=params, view=(10.0, -60.0))

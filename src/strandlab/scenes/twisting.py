@@ -6,7 +6,7 @@ import numpy as np
 from ..pbd.solver import PBDSettings
 from ..sim.builder import SceneBuilder
 from ..sim.material import Material
-from ..sim.runner import Scene
+from ..sim.runner import Simulation
 from ..sim.shapes import circle, line
 
 __all__ = ["plectoneme", "twisting_ring"]
@@ -16,7 +16,7 @@ def plectoneme(*, length: float = 1.0, segments: int = 60, radius: float = 0.005
                young_modulus: float = 2e6, turns: float = 6.0, twist_time: float = 6.0,
                end_travel: float = 0.3, frames: int = 480, dt: float = 1.0 / 60.0,
                iterations: int = 10, damping: float = 0.5, alpha=(0.05, 0.05, 0.5),
-               stiffness: str = "alpha") -> Scene:
+               stiffness: str = "alpha") -> Simulation:
     """A rod clamped at both ends; one end turns ``turns`` times about the rod axis while moving
     ``end_travel`` [m] towards the other, over ``twist_time`` [s].  No gravity.  The stored
     twist buckles the rod into loops (plectonemes), Fig. 2 of Umetani et al. 2014.  Segment
@@ -28,7 +28,8 @@ def plectoneme(*, length: float = 1.0, segments: int = 60, radius: float = 0.005
     b = SceneBuilder(gravity=(0.0, 0.0, 0.0))
     mat = Material(young_modulus=young_modulus, density=1000.0, radius=radius)
     pts = line((0.0, 0.0, 0.0), (length, 0.0, 0.0), segments)
-    s = b.add_strand(pts, material=mat, ghost_direction=(0.0, 0.0, 1.0), alpha=alpha, name="rod")
+    s = b.add_strand(pts, material=mat, d1=(0.0, 0.0, 1.0),
+                     options={"pbd": {"alpha": alpha}}, name="rod")
     f0 = b.add_frame((0.0, 0.0, 0.0))
     omega = 2.0 * np.pi * turns / twist_time
     f1 = b.add_frame((length, 0.0, 0.0), angular_velocity=(omega, 0.0, 0.0),
@@ -41,7 +42,7 @@ def plectoneme(*, length: float = 1.0, segments: int = 60, radius: float = 0.005
                   alpha=alpha)
     settings = PBDSettings(iterations=iterations, damping=damping, stiffness=stiffness,
                            self_collision=True)
-    return Scene("plectoneme", model, settings, dt,
+    return Simulation("plectoneme", model, settings, dt,
                  frames, description="rod clamped at both ends and twisted until loops form "
                  "(Fig. 2)", params=params, view=(25.0, -70.0))
 
@@ -49,7 +50,7 @@ def plectoneme(*, length: float = 1.0, segments: int = 60, radius: float = 0.005
 def twisting_ring(*, ribbon: bool = False, radius: float = 0.3, segments: int = 60,
                   rod_radius: float = 0.005, young_modulus: float = 1e6, turns: int = 4,
                   frames: int = 900, dt: float = 1.0 / 60.0, iterations: int = 10,
-                  damping: float = 1.0, alpha=(0.05, 0.05, 0.5)) -> Scene:
+                  damping: float = 1.0, alpha=(0.05, 0.05, 0.5)) -> Simulation:
     """A closed ring whose material frames carry ``turns`` full turns of twist (Fig. 9).
 
     The isotropic ring releases the twist by buckling out of plane and folding into a figure-8
@@ -71,7 +72,7 @@ def twisting_ring(*, ribbon: bool = False, radius: float = 0.3, segments: int = 
     if ribbon and alpha is not None:
         # the ribbon resists bending about its width direction d2 far more (I2 / I1 = 144)
         alpha = (alpha[0], min(1.0, 20.0 * alpha[1]), alpha[2])
-    b.add_strand(pts, material=mat, closed=True, ghost_direction=gd, alpha=alpha,
+    b.add_strand(pts, material=mat, closed=True, d1=gd, options={"pbd": {"alpha": alpha}},
                  initial_twist=2 * np.pi * turns, name="ribbon" if ribbon else "ring")
     model = b.build()
     name = "ribbon_ring" if ribbon else "twisting_ring"
@@ -80,5 +81,5 @@ def twisting_ring(*, ribbon: bool = False, radius: float = 0.3, segments: int = 
     desc = ("twisted closed ribbon (anisotropic section) buckles unlike the round ring (Fig. 9)"
             if ribbon else "twisted closed ring buckles into a figure-8 (Fig. 9)")
     settings = PBDSettings(iterations=iterations, damping=damping, self_collision=True)
-    return Scene(name, model, settings, dt, frames,
+    return Simulation(name, model, settings, dt, frames,
                  description=desc, params=params, view=(35.0, -60.0))

@@ -1,125 +1,175 @@
-"""Scenes (a Model with its solver settings and timing) and running them to a trajectory."""
+"""Simulations (a scene, a solver and its settings, timing) and running them to a trajectory.
+
+The runner knows solvers only through the protocol and registry of :mod:`strandlab.sim.solver`.
+"""
 from __future__ import annotations
 
 import math
+import time as _time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
-from ..pbd.solver import PBDSettings, PBDSolver
-from .model import Model, State
+from .scene import Scene
+from .solver import DEFAULT_SOLVER, get_solver, make_settings
 
-__all__ = ["Scene", "simulate", "trajectory_arrays"]
+__all__ = ["Simulation", "simulate", "RunStats"]
 
 
 @dataclass
-class Scene:
-    """A ready-to-run scene.
+class Simulation:
+    """A ready-to-run simulation.
 
-    ``dt`` [s] is the time step; each output frame is ``steps_per_frame`` steps; ``frames`` the
-    default number of output frames.  ``params`` records every parameter that built the scene
-    (JSON-serialisable).  ``on_step(solver, state)``, when set, runs after every step (for
-    scripted events).  ``view`` is the default camera (elevation, azimuth) in degrees.
+    ``scene``: the solver-neutral :class:`~strandlab.sim.scene.Scene`; ``solver``: a registered
+    solver name; ``settings``: that solver's Settings (default: its defaults).  ``dt`` [s] is the
+    time step; each output frame is ``steps_per_frame`` steps; ``frames`` the default number of
+    output frames.  ``params`` records every parameter that built it (JSON-serialisable).
+    ``on_step(solver, state)``, when set, runs after every step (scripted events).  ``view`` is
+    the default camera (elevation, azimuth) in degrees.
     """
 
     name: str
-    model: Model
-    settings: PBDSettings
-    dt: float
-    frames: int
+    scene: Scene
+    settings: object = None
+    dt: float = 1.0 / 60.0
+    frames: int = 60
     steps_per_frame: int = 1
     description: str = ""
     params: dict = field(default_factory=dict)
     on_step: Callable | None = None
     view: tuple = (20.0, -60.0)
+    solver: str = DEFAULT_SOLVER
 
-    def with_overrides(self, *, frames=None, dt=None, iterations=None, substeps=None) -> "Scene":
-        """A copy with the run-time options of the command line applied and validated."""
+    def __post_init__(self):
+        if not isinstance(self.scene, Scene):
+            raise TypeError(f"{self.name}: scene must be a Scene (SceneBuilder.build()), got "
+                            f"{type(self.scene).__name__}")
+        self.settings = make_settings(self.solver, self.settings)
+        if not (isinstance(self.dt, (int, float)) and math.isfinite(self.dt) and self.dt > 0):
+            raise ValueError(f"{self.name}: dt must be a positive number of seconds, got "
+                             f"{self.dt!r}")
+        for k in ("frames", "steps_per_frame"):
+            v = getattr(self, k)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{self.name}: {k} must be an integer >= 1, got {v!r}")
+
+    def with_overrides(self, *, frames=None, dt=None, **settings) -> "Simulation":
+        """A copy with run-time options applied and validated; ``settings`` are solver settings
+        (e.g. ``iterations``, ``substeps``), ignored when None."""
         s = self
         if frames is not None:
-            if int(frames) < 1:
-                raise ValueError(f"frames must be >= 1, got {frames}")
             s = replace(s, frames=int(frames))
         if dt is not None:
-            if not (math.isfinite(dt) and dt > 0):
-                raise ValueError(f"dt must be positive, got {dt}")
             s = replace(s, dt=float(dt))
-        kw = {}
-        if iterations is not None:
-            kw["iterations"] = int(iterations)
-        if substeps is not None:
-            kw["substeps"] = int(substeps)
+        kw = {k: v for k, v in settings.items() if v is not None}
         if kw:
-            s = replace(s, settings=replace(s.settings, **kw))
+            base = s.settings.to_dict()
+            base.update(kw)
+            s = replace(s, settings=make_settings(s.solver, base))
         return s
 
+    def make_solver(self):
+        """The solver of this simulation, compiled from its scene."""
+        return get_solver(self.solver)(self.scene, self.settings)
+
     def to_dict(self) -> dict:
-        """Every parameter used, for ``scene.json``."""
+        """Every parameter used, for ``scene.json`` and the trajectory's metadata."""
         return {"name": self.name, "description": self.description, "dt": self.dt,
                 "frames": self.frames, "steps_per_frame": self.steps_per_frame,
-                "solver": self.settings.to_dict(), "params": self.params,
-                "gravity": self.model.gravity.tolist(),
-                "n_strands": self.model.n_strands, "n_vertices": self.model.n_vertices,
-                "n_edges": self.model.n_edges, "n_points": self.model.n_points,
-                "materials": [m.to_dict() for m in self.model.materials],
-                "colliders": self.model.colliders()}
+                "solver": {"type": self.solver, "settings": self.settings.to_dict()},
+                "params": self.params, "scene": self.scene.describe(),
+                "materials": [m.to_dict() for m in self.scene.materials]}
 
 
-def trajectory_arrays(model: Model, state: State):
-    """(vertices [V, 3], ghosts [E, 3], extra points [P - V - E, 3]) views of a state."""
-    nv, ne = model.n_vertices, model.n_edges
-    return state.x[:nv], state.x[nv:nv + ne], state.x[nv + ne:]
+@dataclass
+class RunStats:
+    """Timing of a run: ``first_step_s`` (includes compiling kernels on a cold cache),
+    ``steady_step_ms`` (mean over the remaining steps), ``steps``, ``frames_done``."""
+
+    first_step_s: float = 0.0
+    steady_step_ms: float = float("nan")
+    steps: int = 0
+    frames_done: int = 0
 
 
-def simulate(scene: Scene, *, progress: bool = False, callback=None):
-    """Run ``scene`` for ``scene.frames`` frames; returns a Trajectory (frame 0 = initial state).
+def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None,
+             stats: RunStats | None = None):
+    """Run ``sim`` for ``sim.frames`` frames (frame 0 = initial state).
 
+    Without ``out`` the frames are kept in memory and a Trajectory is returned.  With ``out``
+    (a ``.h5`` path) they are written to disk frame by frame as the run goes (memory does not
+    grow with frames) and the loaded (lazy) trajectory is returned; a run stopped part way
+    (Ctrl-C, divergence) leaves a readable file of the frames done, marked with its status.
     ``callback(frame, state)`` is called after each frame.  Raises
-    :class:`~strandlab.sim.validate.SimulationDiverged` naming the step and strand if the
-    simulation produces non-finite values.
+    :class:`~strandlab.sim.validate.SimulationDiverged` naming the step and strand.
     """
     from ..io.trajectory import Trajectory
 
-    m = scene.model
-    solver = PBDSolver(m, scene.settings)
-    state = m.state()
-    n = scene.frames + 1
-    nv, ne = m.n_vertices, m.n_edges
-    pos = np.zeros((n, nv, 3))
-    gho = np.zeros((n, ne, 3))
-    ext = np.zeros((n, m.n_points - nv - ne, 3))
-    times = np.zeros(n)
-
-    def record(k):
-        v, g, e = trajectory_arrays(m, state)
-        pos[k], gho[k], ext[k] = v, g, e
-        times[k] = state.time
-
-    record(0)
+    scene = sim.scene
+    solver = sim.make_solver()
+    state = solver.state()
+    stats = stats if stats is not None else RunStats()
+    lay = dict(strand_offsets=np.asarray(scene.strand_vertex_offsets),
+               edge_offsets=np.asarray(scene.strand_edge_offsets),
+               closed=scene.closed, radii=scene.radii,
+               extra_triangles=scene.extra_triangles)
+    meta = sim.to_dict()
     bar = None
     if progress:
         from tqdm import tqdm
-        bar = tqdm(total=scene.frames, desc=scene.name, unit="frame")
-    try:
-        for f in range(1, n):
-            for _ in range(scene.steps_per_frame):
-                solver.step(state, state, scene.dt)
-                if scene.on_step is not None:
-                    scene.on_step(solver, state)
-            record(f)
+        bar = tqdm(total=sim.frames, desc=sim.name, unit="frame")
+
+    def run(record):
+        o = solver.output(state)
+        record(state.time, o.positions, o.d1, o.extra)
+        t_steps = 0.0
+        for f in range(1, sim.frames + 1):
+            for _ in range(sim.steps_per_frame):
+                t0 = _time.perf_counter()
+                solver.step(state, state, sim.dt)
+                dt_wall = _time.perf_counter() - t0
+                if stats.steps == 0:
+                    stats.first_step_s = dt_wall
+                else:
+                    t_steps += dt_wall
+                stats.steps += 1
+                if sim.on_step is not None:
+                    sim.on_step(solver, state)
+            o = solver.output(state)
+            record(state.time, o.positions, o.d1, o.extra)
+            stats.frames_done = f
+            if stats.steps > 1:
+                stats.steady_step_ms = 1000.0 * t_steps / (stats.steps - 1)
             if callback is not None:
                 callback(f, state)
             if bar is not None:
                 bar.update(1)
+
+    try:
+        if out is None:
+            n = sim.frames + 1
+            arrays = {"times": np.zeros(n), "positions": np.zeros((n, scene.n_vertices, 3)),
+                      "d1": np.zeros((n, scene.n_edges, 3)),
+                      "extra_points": np.zeros((n, scene.extra_layout()["n"], 3))}
+            k = [0]
+
+            def keep(t, pos, d1, extra):
+                i = k[0]
+                arrays["times"][i] = t
+                arrays["positions"][i] = pos
+                arrays["d1"][i] = d1
+                arrays["extra_points"][i] = extra
+                k[0] += 1
+
+            run(keep)
+            return Trajectory(metadata=meta, **arrays, **lay)
+        from ..io.trajectory import TrajectoryWriter, load_trajectory
+
+        with TrajectoryWriter(out, n_extra=scene.extra_layout()["n"], metadata=meta,
+                              solver=meta["solver"], **lay) as w:
+            run(w.append)
+        return load_trajectory(out)
     finally:
         if bar is not None:
             bar.close()
-    return Trajectory(
-        times=times, positions=pos, ghosts=gho,
-        strand_offsets=np.asarray(m.strand_vertex_start), edge_offsets=np.asarray(m.strand_edge_start),
-        closed=np.asarray(m.strand_closed), radii=np.asarray(m.strand_radius), extra_points=ext,
-        extra_triangles=np.asarray(m.mesh_triangles) - (nv + ne) if len(m.mesh_triangles)
-        else np.zeros((0, 3), dtype=np.int64),
-        metadata=scene.to_dict(),
-    )

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-__all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "SimulationDiverged"]
+__all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "check_rotation",
+           "SimulationDiverged"]
 
 
 class SimulationDiverged(RuntimeError):
@@ -72,3 +73,16 @@ def check_alpha(name: str, alpha) -> tuple:
         if not (0.0 <= v <= 1.0):
             raise ValueError(f"{name}[{i}] = {v} is outside [0, 1]")
     return tuple(float(v) for v in a)
+
+
+def check_rotation(name: str, r) -> np.ndarray:
+    """A proper rotation matrix [3, 3] (orthonormal columns, determinant +1)."""
+    try:
+        a = np.array(r, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: not a numeric 3x3 matrix") from None
+    if a.shape != (3, 3) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: expected a finite 3x3 matrix, got shape {a.shape}")
+    if not np.allclose(a.T @ a, np.eye(3), atol=1e-6) or np.linalg.det(a) <= 0:
+        raise ValueError(f"{name}: not a proper rotation (orthonormal, det +1)")
+    return a

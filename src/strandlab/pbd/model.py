@@ -1,4 +1,4 @@
-"""Model (topology, rest state and material of a scene; frozen once built) and State.
+"""The position-based solver's own model (a Scene compiled to flat arrays; frozen) and state.
 
 Point layout: the centreline vertices of all strands come first, strand after strand
 (``strand_vertex_start``); then one ghost point per edge, in edge order (ghost of edge ``e`` is
@@ -6,11 +6,11 @@ point ``n_vertices + e``); then the points of frames, meshes and rigid bodies.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-__all__ = ["Model", "State", "POINT_VERTEX", "POINT_GHOST", "POINT_FRAME", "POINT_MESH",
+__all__ = ["PBDModel", "PBDState", "POINT_VERTEX", "POINT_GHOST", "POINT_FRAME", "POINT_MESH",
            "POINT_BODY"]
 
 POINT_VERTEX = 0
@@ -21,7 +21,7 @@ POINT_BODY = 4
 
 
 @dataclass(frozen=True, eq=False)
-class Model:
+class PBDModel:
     """Everything about a scene that does not change during a simulation.
 
     Arrays are read-only.  Shapes use ``P`` points, ``S`` strands, ``E`` edges, ``O`` interior
@@ -77,21 +77,28 @@ class Model:
     # Kinematic frames: the points they drive follow x = o(t) + R(t) local
     frame_origin: np.ndarray            #: Initial origin [m], shape [F, 3]
     frame_rotation: np.ndarray          #: Initial rotation (columns = axes), shape [F, 3, 3]
-    frame_linear_velocity: np.ndarray   #: [m/s], shape [F, 3]
-    frame_angular_velocity: np.ndarray  #: World-frame angular velocity [rad/s], shape [F, 3]
-    frame_window: np.ndarray            #: Motion start and stop times [s], shape [F, 2]
+    frame_moving: np.ndarray            #: Frames whose pose changes in time, bool [F]
     driven_point: np.ndarray            #: Points moved by frames, shape [N_drv]
     driven_frame: np.ndarray            #: Frame of each driven point, shape [N_drv]
     driven_local: np.ndarray            #: Position in the frame's axes [m], shape [N_drv, 3]
+    # Sliding ends: point stays on the line o(t) + R(t) (local + s axis) of its frame
+    slide_point: np.ndarray             #: shape [N_slide]
+    slide_frame: np.ndarray             #: shape [N_slide]
+    slide_local: np.ndarray             #: A point of the line in the frame's axes [m], [N_slide, 3]
+    slide_axis: np.ndarray              #: Unit direction in the frame's axes, [N_slide, 3]
+    co_free: np.ndarray                 #: Coupling components left free (bend d1, d2, twist), bool [C, 3]
+    # Loads
+    load_point: np.ndarray              #: Point of each scene load, shape [N_load]
     # Colliders
     planes: np.ndarray                  #: (point, unit normal), shape [N_plane, 6]
     spheres: np.ndarray                 #: (centre, radius), shape [N_sphere, 4]
     capsules: np.ndarray                #: (a, b, radius), shape [N_capsule, 7]
     collider_friction: np.ndarray       #: Friction per collider (planes, spheres, capsules)
+    point_friction: np.ndarray          #: Friction of each point's strand, NaN: none, shape [P]
     # Render and bookkeeping
     mesh_triangles: np.ndarray          #: Triangles of meshes (point indices), shape [T, 3]
     materials: tuple = ()               #: Materials (sim.material.Material)
-    description: dict = field(default_factory=dict)  #: Builder inputs, JSON-serialisable
+    scene: object = None                #: The Scene this model was compiled from
 
     def __post_init__(self):
         for f in fields(self):
@@ -148,14 +155,14 @@ class Model:
             k += 1
         return out
 
-    def state(self) -> "State":
+    def state(self) -> "PBDState":
         """A new State at the initial configuration."""
-        return State(x=self.x0.copy(), v=self.v0.copy(),
+        return PBDState(x=self.x0.copy(), v=self.v0.copy(),
                      mid_v=np.full((self.n_edges, 3), np.nan), time=0.0, step=0)
 
 
 @dataclass(eq=False)
-class State:
+class PBDState:
     """What changes during a simulation."""
 
     x: np.ndarray        #: Point positions [m], shape [P, 3]
@@ -165,10 +172,10 @@ class State:
     time: float = 0.0    #: Simulated time [s]
     step: int = 0        #: Steps taken
 
-    def copy(self) -> "State":
-        return State(self.x.copy(), self.v.copy(), self.mid_v.copy(), self.time, self.step)
+    def copy(self) -> "PBDState":
+        return PBDState(self.x.copy(), self.v.copy(), self.mid_v.copy(), self.time, self.step)
 
-    def assign(self, other: "State") -> None:
+    def assign(self, other: "PBDState") -> None:
         """Copy ``other`` into this state's arrays (no reallocation)."""
         self.x[...] = other.x
         self.v[...] = other.v

@@ -1,0 +1,140 @@
+"""The solver protocol and the registry that maps solver names to solvers.
+
+Every solver (position-based rods, discrete elastic rods, ...) plugs in the same way:
+
+- ``SolverClass.name``: its registry name; ``SolverClass.Settings``: a frozen dataclass of its
+  options, with ``to_dict()`` and validation in ``__post_init__`` (ValueError naming the option);
+- ``SolverClass(scene, settings=None)`` compiles a :class:`~strandlab.sim.scene.Scene` into the
+  solver's own model (raising :class:`~strandlab.sim.scene.UnsupportedFeature` for a part of the
+  scene it cannot express);
+- ``solver.state()``: a new state at the scene's initial configuration; states have ``time`` [s]
+  and ``step`` (steps taken);
+- ``solver.step(state_in, state_out, dt)`` advances by ``dt`` [s]; ``state_out`` may be
+  ``state_in``; raises :class:`~strandlab.sim.validate.SimulationDiverged` naming the step and
+  strand when the result is not finite or passes the solver's stated bounds;
+- ``solver.output(state)`` returns :class:`Output` views in the scene's layout: strand vertex
+  positions [V, 3] [m], the material direction d1 of every edge [E, 3] (unit), and the extra points
+  of frames, meshes and bodies [X, 3] [m] (:meth:`~strandlab.sim.scene.Scene.extra_layout`);
+- ``solver.save_state(state) -> dict`` of arrays and ``solver.load_state(arrays) -> state``: the
+  complete state, restored exactly.
+
+The registry holds import paths (``"module:Class"``), so nothing here imports a solver.  Third
+parties register theirs with :func:`register_solver` or the ``strandlab.solvers`` entry-point
+group.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .scene import Scene
+
+__all__ = ["Solver", "Output", "register_solver", "get_solver", "solver_names",
+           "make_settings", "make_solver", "DEFAULT_SOLVER"]
+
+DEFAULT_SOLVER = "pbd"
+
+_REGISTRY: dict[str, str | type] = {
+    "pbd": "strandlab.pbd.solver:PBDSolver",
+}
+
+
+@dataclass(frozen=True)
+class Output:
+    """What every solver reports for a state, in the scene's layout (views, do not modify)."""
+
+    positions: np.ndarray   #: Strand vertices [m], [V, 3]
+    d1: np.ndarray          #: Unit material direction d1 per edge, [E, 3]
+    extra: np.ndarray       #: Points of frames, meshes and bodies [m], [X, 3]
+
+
+@runtime_checkable
+class Solver(Protocol):
+    """The interface every solver implements (see the module docstring)."""
+
+    name: str
+    Settings: type
+    scene: Scene
+    settings: Any
+
+    def state(self) -> Any: ...
+
+    def step(self, state_in: Any, state_out: Any, dt: float) -> None: ...
+
+    def output(self, state: Any) -> Output: ...
+
+    def save_state(self, state: Any) -> dict: ...
+
+    def load_state(self, arrays: dict) -> Any: ...
+
+
+def register_solver(name: str, target: str | type) -> None:
+    """Register a solver class, or its import path ``"package.module:Class"``, under ``name``."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"solver name must be an identifier, got {name!r}")
+    _REGISTRY[name] = target
+
+
+def _entry_points() -> None:
+    try:
+        from importlib.metadata import entry_points
+        for ep in entry_points(group="strandlab.solvers"):
+            _REGISTRY.setdefault(ep.name, ep.value)
+    except Exception:  # pragma: no cover - broken third-party metadata must not stop us
+        pass
+
+
+def solver_names() -> list[str]:
+    """The registered solver names."""
+    _entry_points()
+    return sorted(_REGISTRY)
+
+
+def get_solver(name: str) -> type:
+    """The solver class registered as ``name`` (KeyError listing the known names)."""
+    if name not in _REGISTRY:
+        _entry_points()
+    try:
+        target = _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown solver {name!r}; available: {', '.join(solver_names())}") \
+            from None
+    if isinstance(target, str):
+        module, _, attr = target.partition(":")
+        target = getattr(importlib.import_module(module), attr)
+        _REGISTRY[name] = target
+    return target
+
+
+def make_settings(name: str, values=None):
+    """Settings of solver ``name`` from a mapping (or a Settings instance, returned as is).
+
+    Unknown keys raise ValueError listing the allowed ones; the Settings class checks values.
+    """
+    cls = get_solver(name).Settings
+    if values is None:
+        return cls()
+    if isinstance(values, cls):
+        return values
+    if dataclasses.is_dataclass(values):
+        raise TypeError(f"settings for solver {name!r} must be {cls.__name__}, got "
+                        f"{type(values).__name__}")
+    allowed = [f.name for f in dataclasses.fields(cls) if f.init]
+    unknown = [k for k in values if k not in allowed]
+    if unknown:
+        raise ValueError(f"solver {name!r} has no setting {unknown[0]!r}; allowed: "
+                         f"{', '.join(allowed)}")
+    try:
+        return cls(**dict(values))
+    except TypeError as exc:
+        raise ValueError(f"solver {name!r}: {exc}") from None
+
+
+def make_solver(scene: Scene, name: str = DEFAULT_SOLVER, settings=None):
+    """Compile ``scene`` for solver ``name`` with ``settings`` (mapping or Settings)."""
+    cls = get_solver(name)
+    return cls(scene, make_settings(name, settings))
