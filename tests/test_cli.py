@@ -83,8 +83,8 @@ def test_malformed_file_returns_2_and_names_the_item(tmp_path, capsys):
     path = _write_json(tmp_path / "bad.json", data)
     assert main(["run", path, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("strandlab: error: bad.json: strands[0].line.segments must be an "
-                          "integer >= 1")
+    assert err.startswith("strandlab: error: bad.json: strands[0].line.segments: must be an "
+                          "integer >= 1 (got 0)")
     assert "Traceback" not in err
     assert not (tmp_path / "o").exists()
 
