@@ -168,3 +168,25 @@ def test_demo_runs_and_renders(tmp_path, capsys):
     assert (out / "trajectory.npz").is_file()
     assert sorted((out / "frames").glob("*.png"))
     assert (out / "video.mp4").is_file() or (out / "video.gif").is_file()
+
+
+def test_schema_prints_the_json_schema_of_scene_files(tmp_path, capsys):
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "strandlab scene file" and schema["additionalProperties"] is False
+    assert set(schema["properties"]) == {"scene", "solver", "materials", "strands", "frames",
+                                         "meshes", "triangle_attachments", "bodies", "colliders"}
+    line = schema["$defs"]["LineShape"]
+    assert line["properties"]["segments"]["minimum"] == 1
+    assert set(line["required"]) == {"start", "end", "segments"}
+    assert "[s]" in schema["$defs"]["SceneTable"]["properties"]["dt"]["description"]
+    colliders = schema["properties"]["colliders"]["items"]
+    assert colliders["discriminator"]["propertyName"] == "type"
+    assert set(colliders["discriminator"]["mapping"]) == {"plane", "sphere", "capsule"}
+    # --out writes the same document to a file and prints nothing
+    path = tmp_path / "scene.schema.json"
+    assert main(["schema", "--out", str(path)]) == 0
+    assert capsys.readouterr().out == ""
+    assert json.loads(path.read_text(encoding="utf-8")) == schema
+    assert main(["schema", "--out", str(tmp_path / "no" / "such" / "dir" / "s.json")]) == 1
+    assert "cannot write the schema" in capsys.readouterr().err
