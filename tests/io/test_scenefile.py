@@ -103,6 +103,28 @@ def test_complete_example_of_the_documentation_loads():
     assert np.all(np.isfinite(traj.positions))
 
 
+def test_examples_conform_to_the_json_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    from strandlab.io.scenefile import scene_json_schema
+
+    validator = jsonschema.Draft202012Validator(scene_json_schema())
+    text = (ROOT / "docs" / "scene-format.md").read_text(encoding="utf-8")
+    files = [tomllib.loads(p.read_text(encoding="utf-8")) for p in EXAMPLES]
+    files.append(tomllib.loads(re.findall(r"```toml\n(.*?)```", text, re.S)[-1]))
+    for data in files:
+        assert not list(validator.iter_errors(data))
+    # and the schema refuses what the loader refuses
+    bad = _base()
+    bad["strands"][0]["colour"] = "red"
+    assert list(validator.iter_errors(bad))
+    bad = _base()
+    bad["colliders"][0]["type"] = "cone"
+    assert list(validator.iter_errors(bad))
+    bad = _base()
+    bad["strands"][1]["circle"]["segments"] = 2
+    assert list(validator.iter_errors(bad))
+
+
 # ---------------------------------------------------------------------------------- round trip
 def test_dict_round_trip():
     data = _base()

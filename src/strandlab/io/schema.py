@@ -85,12 +85,11 @@ def _integer(minimum: int | None = None):
 
 def _list_of(item, what: str, n: int | None = None, at_least: int = 0):
     """A list of ``item``: exactly ``n`` of them, or at least ``at_least``."""
-    if n is not None:
-        ok, bounds = (lambda v: isinstance(v, list) and len(v) == n), {"min_length": n,
-                                                                         "max_length": n}
-    else:
-        ok = lambda v: isinstance(v, list) and len(v) >= at_least  # noqa: E731
-        bounds = {"min_length": at_least} if at_least else {}
+    def ok(v) -> bool:
+        return isinstance(v, list) and (len(v) == n if n is not None else len(v) >= at_least)
+
+    bounds = {"min_length": n, "max_length": n} if n is not None else (
+        {"min_length": at_least} if at_least else {})
     return Annotated[list[item], Field(**bounds), _expect(what, ok, inner=True)]
 
 
@@ -172,9 +171,9 @@ class _Table(BaseModel):
         return data
 
 
-def _one_rotation(table, loc=()) -> None:
+def _one_rotation(table) -> None:
     if table.rotation is not None and table.rotvec is not None:
-        raise located(loc, "may give rotation or rotvec, not both", None, rule=True)
+        raise located((), "may give rotation or rotvec, not both", None, rule=True)
 
 
 class SceneTable(_Table):
