@@ -39,9 +39,9 @@ def test_run_writes_trajectory_and_scene_json(tmp_path, capsys):
     record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
     assert record["name"] == "hanging_rope" and record["frames"] == 3
     assert record["dt"] == pytest.approx(1 / 60)
-    assert record["solver"]["length_solver"] == "direct"
+    assert record["solver"]["settings"]["length_solver"] == "direct"
     assert record["params"]["strands"][0]["name"] == "rope"
-    assert record["colliders"][0]["type"] == "plane"
+    assert record["scene"]["colliders"][0]["type"] == "plane"
     assert record["command_line"]["frames"] == 3 and record["command_line"]["quiet"] is True
     assert record["command_line"]["argv"][:2] == ["run", ROPE]
 
@@ -56,7 +56,8 @@ def test_run_overrides_and_summary(tmp_path, capsys):
     assert "max edge strain" in text and str(out) in text
     record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
     assert record["dt"] == 0.01
-    assert record["solver"]["iterations"] == 3 and record["solver"]["substeps"] == 2
+    assert record["solver"]["settings"]["iterations"] == 3
+    assert record["solver"]["settings"]["substeps"] == 2
 
 
 def test_default_output_folder_is_runs_scene_name(tmp_path, monkeypatch):
@@ -83,8 +84,8 @@ def test_malformed_file_returns_2_and_names_the_item(tmp_path, capsys):
     path = _write_json(tmp_path / "bad.json", data)
     assert main(["run", path, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("strandlab: error: bad.json: strands[0].line.segments must be an "
-                          "integer >= 1")
+    assert err.startswith("strandlab: error: bad.json: strands[0].line.segments: must be an "
+                          "integer >= 1 (got 0)")
     assert "Traceback" not in err
     assert not (tmp_path / "o").exists()
 
@@ -168,3 +169,25 @@ def test_demo_runs_and_renders(tmp_path, capsys):
     assert (out / "trajectory.npz").is_file()
     assert sorted((out / "frames").glob("*.png"))
     assert (out / "video.mp4").is_file() or (out / "video.gif").is_file()
+
+
+def test_schema_prints_the_json_schema_of_scene_files(tmp_path, capsys):
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "strandlab scene file" and schema["additionalProperties"] is False
+    assert set(schema["properties"]) == {"scene", "solver", "materials", "strands", "frames",
+                                         "meshes", "triangle_attachments", "bodies", "colliders"}
+    line = schema["$defs"]["LineShape"]
+    assert line["properties"]["segments"]["minimum"] == 1
+    assert set(line["required"]) == {"start", "end", "segments"}
+    assert "[s]" in schema["$defs"]["SceneTable"]["properties"]["dt"]["description"]
+    colliders = schema["properties"]["colliders"]["items"]
+    assert colliders["discriminator"]["propertyName"] == "type"
+    assert set(colliders["discriminator"]["mapping"]) == {"plane", "sphere", "capsule"}
+    # --out writes the same document to a file and prints nothing
+    path = tmp_path / "scene.schema.json"
+    assert main(["schema", "--out", str(path)]) == 0
+    assert capsys.readouterr().out == ""
+    assert json.loads(path.read_text(encoding="utf-8")) == schema
+    assert main(["schema", "--out", str(tmp_path / "no" / "such" / "dir" / "s.json")]) == 1
+    assert "cannot write the schema" in capsys.readouterr().err

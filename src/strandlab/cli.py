@@ -6,6 +6,7 @@
     strandlab run SCENE_OR_FILE [--frames N] [--dt S] [--iterations K] [--substeps K]
                                 [--out DIR] [--render] [--every K] [--quiet]
     strandlab demo [--out DIR] [--frames N]
+    strandlab schema [--out FILE]
 
 Exit status: 0 on success, 2 for a usage error (unknown scene, malformed scene file, invalid
 option), 3 when the simulation diverges, 1 when the results cannot be written.
@@ -83,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="output folder (default: runs/demo)")
     demo.add_argument("--frames", type=_positive_int, metavar="N",
                       help="number of output frames")
+    schema = sub.add_parser("schema", help="print the JSON Schema of scene files")
+    schema.add_argument("--out", type=Path, metavar="FILE",
+                        help="write it to FILE instead of printing it")
     return p
 
 
@@ -255,6 +259,22 @@ def _cmd_demo(args, argv, out) -> int:
     return _run_scene(scene, args, argv, out)
 
 
+def _cmd_schema(args, out) -> int:
+    """Print (or write to ``--out``) the JSON Schema of scene files."""
+    from .io.scenefile import scene_json_schema
+
+    text = json.dumps(scene_json_schema(), indent=2) + "\n"
+    if args.out is None:
+        out.write(text)
+        return 0
+    try:
+        args.out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"{_PROG}: error: cannot write the schema to {args.out}: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
+    return 0
+
+
 class _Null:
     """A text sink for ``--quiet``."""
 
@@ -281,6 +301,8 @@ def main(argv=None) -> int:
             return _cmd_scenes(args, out)
         if args.command == "demo":
             return _cmd_demo(args, argv, out)
+        if args.command == "schema":
+            return _cmd_schema(args, out)
         return _cmd_run(args, argv, out)
     except _UsageError as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)

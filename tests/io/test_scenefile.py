@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from strandlab.pbd import compile_scene
 from strandlab.io.scenefile import load_scene_file, scene_from_dict
 from strandlab.sim.runner import simulate
 
@@ -57,26 +58,26 @@ def test_example_loads_and_runs(path):
     assert scene.name == path.stem
     assert scene.description
     traj = simulate(scene.with_overrides(frames=3))
-    assert traj.positions.shape == (4, scene.model.n_vertices, 3)
+    assert traj.positions.shape == (4, compile_scene(scene.scene).n_vertices, 3)
     assert np.all(np.isfinite(traj.positions))
     assert traj.times[-1] == pytest.approx(3 * scene.steps_per_frame * scene.dt)
 
 
 def test_hanging_rope_contents():
     scene = load_scene_file(ROOT / "examples" / "hanging_rope.toml")
-    m = scene.model
+    m = compile_scene(scene.scene)
     assert m.n_strands == 1 and len(m.planes) == 1
     assert len(m.frame_origin) == 1 and np.allclose(m.frame_origin[0], [0.0, 0.0, 0.6])
-    assert not np.any(m.frame_angular_velocity)
+    assert not scene.scene.frames[0].motion.moves
 
 
 def test_twisted_cable_turns_one_clamp_about_the_cable_axis():
     scene = load_scene_file(ROOT / "examples" / "twisted_cable.toml")
-    m = scene.model
+    m = compile_scene(scene.scene)
     assert len(m.frame_origin) == 2
     x = m.x0[:m.n_vertices]
     axis = (x[-1] - x[0]) / np.linalg.norm(x[-1] - x[0])
-    w = m.frame_angular_velocity
+    w = [getattr(f.motion, "angular_velocity", np.zeros(3)) for f in scene.scene.frames]
     assert not np.any(w[0])
     assert np.linalg.norm(w[1]) == pytest.approx(2.0)
     assert np.allclose(w[1] / np.linalg.norm(w[1]), axis)
@@ -84,7 +85,7 @@ def test_twisted_cable_turns_one_clamp_about_the_cable_axis():
 
 def test_tree_joins_three_strands_through_a_body():
     scene = load_scene_file(ROOT / "examples" / "tree.toml")
-    assert scene.model.n_strands == 3
+    assert compile_scene(scene.scene).n_strands == 3
     assert scene.params["bodies"][0]["position"] == [0.0, 0.0, 0.5]
     assert len(scene.params["bodies"][0]["attach"]) == 3
 
@@ -97,10 +98,32 @@ def test_complete_example_of_the_documentation_loads():
     assert set(data) == {"scene", "solver", "materials", "strands", "frames", "meshes",
                          "triangle_attachments", "bodies", "colliders"}
     scene = scene_from_dict(data, source="scene-format.md")
-    assert scene.model.n_strands == len(data["strands"])
-    assert [c["type"] for c in scene.model.colliders()] == ["plane", "sphere", "capsule"]
+    assert compile_scene(scene.scene).n_strands == len(data["strands"])
+    assert [c["type"] for c in [c.to_dict() for c in scene.scene.colliders]] == ["plane", "sphere", "capsule"]
     traj = simulate(scene.with_overrides(frames=2))
     assert np.all(np.isfinite(traj.positions))
+
+
+def test_examples_conform_to_the_json_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    from strandlab.io.scenefile import scene_json_schema
+
+    validator = jsonschema.Draft202012Validator(scene_json_schema())
+    text = (ROOT / "docs" / "scene-format.md").read_text(encoding="utf-8")
+    files = [tomllib.loads(p.read_text(encoding="utf-8")) for p in EXAMPLES]
+    files.append(tomllib.loads(re.findall(r"```toml\n(.*?)```", text, re.S)[-1]))
+    for data in files:
+        assert not list(validator.iter_errors(data))
+    # and the schema refuses what the loader refuses
+    bad = _base()
+    bad["strands"][0]["colour"] = "red"
+    assert list(validator.iter_errors(bad))
+    bad = _base()
+    bad["colliders"][0]["type"] = "cone"
+    assert list(validator.iter_errors(bad))
+    bad = _base()
+    bad["strands"][1]["circle"]["segments"] = 2
+    assert list(validator.iter_errors(bad))
 
 
 # ---------------------------------------------------------------------------------- round trip
@@ -110,11 +133,11 @@ def test_dict_round_trip():
     assert scene.name == "small" and scene.frames == 5 and scene.dt == 0.01
     assert scene.view == (10.0, -45.0)
     assert scene.settings.iterations == 4 and scene.settings.length_solver == "direct"
-    assert scene.model.n_strands == 2 and bool(scene.model.strand_closed[1])
+    assert compile_scene(scene.scene).n_strands == 2 and bool(compile_scene(scene.scene).strand_closed[1])
     # params is the input, JSON-serialisable, and rebuilds the same scene
     assert scene.params == data and scene.params is not data
     again = scene_from_dict(json.loads(json.dumps(scene.params)))
-    assert np.array_equal(again.model.x0, scene.model.x0)
+    assert np.array_equal(compile_scene(again.scene).x0, compile_scene(scene.scene).x0)
     assert again.to_dict() == scene.to_dict()
 
 
@@ -124,7 +147,7 @@ def test_defaults():
     scene = scene_from_dict(data)
     assert scene.name == "scene" and scene.dt == pytest.approx(1 / 60)
     assert scene.frames == 120 and scene.steps_per_frame == 1
-    assert np.allclose(scene.model.gravity, [0.0, 0.0, -9.81])
+    assert np.allclose(compile_scene(scene.scene).gravity, [0.0, 0.0, -9.81])
     assert scene.settings.iterations == 10
 
 
@@ -136,7 +159,7 @@ def test_json_file_matches_toml_file(tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
     json_scene = load_scene_file(path)
     assert json_scene.name == "my_tree"
-    assert np.array_equal(json_scene.model.x0, toml_scene.model.x0)
+    assert np.array_equal(compile_scene(json_scene.scene).x0, compile_scene(toml_scene.scene).x0)
     assert json_scene.settings == toml_scene.settings
 
 
@@ -145,7 +168,7 @@ def test_shapes_rotations_meshes_and_bodies():
     data["strands"].append({"name": "spring", "material": "rope", "fixed": [0, -1],
                             "helix": {"radius": 0.05, "pitch": 0.02, "turns": 2.0,
                                       "segments": 30, "center": [1.0, 0.0, 0.3]},
-                            "alpha": 0.5, "velocity": [0.0, 0.1, 0.0]})
+                            "pbd": {"alpha": 0.5}, "velocity": [0.0, 0.1, 0.0]})
     data["strands"].append({"name": "pendulum", "material": "rope",
                             "points": [[2.0, 0.0, 0.6], [2.0, 0.0, 0.5], [2.0, 0.0, 0.4]]})
     data["frames"].append({"origin": [2.0, 0.0, 0.6], "rotvec": [0.0, 0.0, np.pi / 2],
@@ -155,7 +178,7 @@ def test_shapes_rotations_meshes_and_bodies():
     data["triangle_attachments"] = [{"strand": "pendulum", "mesh": "cube", "triangle": 2,
                                      "end": -1}]
     scene = scene_from_dict(data)
-    m = scene.model
+    m = compile_scene(scene.scene)
     assert m.n_strands == 4
     assert np.allclose(m.frame_rotation[1], [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-12)
     assert len(m.mesh_triangles) == 12
@@ -173,144 +196,254 @@ def test_unknown_section():
     assert "strands" in msg
 
 
-@pytest.mark.parametrize("where, key, path", [
-    (("scene",), "fps", "scene.fps"),
-    (("solver",), "tolerance", "solver.tolerance"),
-    (("materials", "rope"), "colour", "materials.rope.colour"),
-    (("strands", 1), "colour", "strands[1].colour"),
-    (("strands", 0, "line"), "count", "strands[0].line.count"),
-    (("frames", 0), "velocity", "frames[0].velocity"),
-    (("frames", 0, "attach", 0), "side", "frames[0].attach[0].side"),
-    (("colliders", 0), "radius", "colliders[0].radius"),
+@pytest.mark.parametrize("where, key, path, allowed", [
+    (("scene",), "fps", "scene", "name, description, dt, frames, steps_per_frame, gravity, view"),
+    (("solver",), "tolerance", "solver", "type, iterations, substeps, order"),
+    (("materials", "rope"), "colour", "materials.rope", "young_modulus, density, radius"),
+    (("strands", 1), "colour", "strands[1]", "name, material, points, line, helix, circle"),
+    (("strands", 0, "line"), "count", "strands[0].line", "start, end, segments"),
+    (("strands", 0), "pbd", "strands[0].pbd", "alpha, ghost_distance, ghost_mass_ratio"),
+    (("frames", 0), "velocity", "frames[0]", "origin, rotation, rotvec, linear_velocity"),
+    (("frames", 0, "attach", 0), "side", "frames[0].attach[0]", "strand, end, orientation"),
+    (("colliders", 0), "radius", "colliders[0]", "type, point, normal, friction"),
 ])
-def test_unknown_key(where, key, path):
+def test_unknown_key(where, key, path, allowed):
     data = _base()
     table = data
     for w in where:
         table = table[w]
+    if key == "pbd":  # an unknown key inside the strand's solver options
+        table, key = table.setdefault("pbd", {}), "stiffness"
     table[key] = 1
     msg = _error(data)
-    assert msg.startswith(f"scene.toml: {path} is not a known key")
+    assert msg.startswith(f"scene.toml: {path}: unknown key {key!r}")
+    assert "; allowed: " in msg and allowed in msg
+
+
+@pytest.mark.parametrize("old, new", [("ghost_direction", "d1"), ("alpha", "pbd.alpha"),
+                                      ("ghost_distance", "pbd.ghost_distance"),
+                                      ("ghost_mass_ratio", "pbd.ghost_mass_ratio")])
+def test_former_strand_keys_name_their_new_place(old, new):
+    data = _base()
+    data["strands"][0][old] = 0.5
+    assert f"scene.toml: strands[0]: unknown key {old!r} (now {new}); allowed:" in _error(data)
+
+
+def test_pbd_strand_options_and_d1_reach_the_model():
+    data = _base()
+    data["strands"] = [{"material": "rope", "d1": [0.0, 1.0, 0.0],
+                        "line": {"start": [0.0, 0.0, 0.5], "end": [0.5, 0.0, 0.5],
+                                 "segments": 8},
+                        "pbd": {"alpha": [0.2, 0.3, 0.4], "ghost_distance": 0.05,
+                                "ghost_mass_ratio": 0.5}}]
+    data["frames"] = []
+    m = compile_scene(scene_from_dict(data).scene)
+    assert np.allclose(m.oe_alpha, [0.2, 0.3, 0.4])
+    assert np.allclose(m.ghost_rest_distance, 0.05)
+    # the first ghost point: edge midpoint + ghost_distance * d1
+    assert np.allclose(m.x0[m.edge_ghost[0]], [0.5 / 16, 0.05, 0.5])
+    edge_mass = 1100.0 * np.pi * 0.004 ** 2 * (0.5 / 8)  # rho A l [kg]
+    assert m.mass[m.edge_ghost[0]] == pytest.approx(0.5 * edge_mass)
+    # one number sets all three alphas
+    data["strands"][0]["pbd"] = {"alpha": 0.7}
+    assert np.allclose(compile_scene(scene_from_dict(data).scene).oe_alpha, 0.7)
+
+
+def test_solver_type():
+    data = _base()
+    data["solver"]["type"] = "pbd"
+    assert scene_from_dict(data).settings.iterations == 4
+    data["solver"]["type"] = "fem"
+    assert _error(data) == "scene.toml: solver.type: unknown solver 'fem'; known: pbd"
+    data["solver"]["type"] = 3
+    assert _error(data) == "scene.toml: solver.type: must be a string (got 3)"
 
 
 def test_unknown_material():
     data = _base()
     data["strands"][1]["material"] = "steel"
     msg = _error(data)
-    assert "strands[1].material names unknown material 'steel'" in msg and "'rope'" in msg
+    assert msg == "scene.toml: strands[1].material: unknown material; available: 'rope' " \
+                  "(got 'steel')"
 
 
 @pytest.mark.parametrize("ref, expected", [
-    ("rop", "names unknown strand 'rop'; available: 'rope', 'ring'"),
-    (5, "= 5 is out of range: there are 2 strands"),
+    ("rop", "unknown strand; available: 'rope', 'ring' (got 'rop')"),
+    (5, "index out of range: there are 2 strands (got 5)"),
+    (-3, "index out of range: there are 2 strands (got -3)"),
 ])
 def test_unknown_strand(ref, expected):
     data = _base()
     data["frames"][0]["attach"][0]["strand"] = ref
-    assert f"scene.toml: frames[0].attach[0].strand {expected}" in _error(data)
+    assert _error(data) == f"scene.toml: frames[0].attach[0].strand: {expected}"
 
 
 def test_unknown_mesh_and_triangle():
     data = _base()
     data["meshes"] = [{"name": "cube", "box": {"center": [0, 0, 0], "size": 0.1}, "mass": 1.0}]
     data["triangle_attachments"] = [{"strand": "rope", "mesh": "box", "triangle": 0}]
-    assert "triangle_attachments[0].mesh names unknown mesh 'box'" in _error(data)
+    assert _error(data) == ("scene.toml: triangle_attachments[0].mesh: unknown mesh; "
+                            "available: 'cube' (got 'box')")
     data["triangle_attachments"][0].update(mesh="cube", triangle=12)
-    assert "triangle_attachments[0].triangle = 12 is out of range" in _error(data)
+    assert _error(data) == ("scene.toml: triangle_attachments[0].triangle: must be a triangle "
+                            "index in [0, 11] of mesh 'cube' (got 12)")
 
 
 @pytest.mark.parametrize("edit, expected", [
     (lambda d: d["strands"][1]["circle"].update(segments=0),
-     "strands[1].circle.segments must be an integer >= 3, got 0"),
+     "strands[1].circle.segments: must be an integer >= 3 (got 0)"),
     (lambda d: d["strands"][0]["line"].update(segments=0),
-     "strands[0].line.segments must be an integer >= 1, got 0"),
+     "strands[0].line.segments: must be an integer >= 1 (got 0)"),
     (lambda d: d["strands"][0]["line"].update(segments=8.0),
-     "strands[0].line.segments must be an integer >= 1, got 8.0"),
-    (lambda d: d["scene"].update(dt="fast"), "scene.dt must be a number, got a string"),
-    (lambda d: d["scene"].update(dt=-1.0), "scene.dt must be positive"),
-    (lambda d: d["scene"].update(name=3), "scene.name must be a string"),
-    (lambda d: d["solver"].update(iterations=2.5), "solver.iterations must be an integer"),
-    (lambda d: d["solver"].update(self_collision="yes"), "solver.self_collision must be true "
-                                                          "or false"),
-    (lambda d: d["materials"]["rope"].update(radius=True), "materials.rope.radius must be a "
-                                                            "number, got a boolean"),
-    (lambda d: d["strands"][0].update(closed=1), "strands[0].closed must be true or false"),
-    (lambda d: d["frames"][0]["attach"][0].update(end=1), "frames[0].attach[0].end must be 0 "
-                                                          "(first vertex) or -1"),
-    (lambda d: d.update(strands={"material": "rope"}), "strands must be an array of tables"),
-    (lambda d: d["colliders"][0].update(type="cone"), "colliders[0].type is unknown: 'cone'"),
-    (lambda d: d["strands"][0].update(alpha=[0.5, 2.0, 0.5]), "strands[0].alpha[1] must be "
-                                                               "in [0, 1]"),
+     "strands[0].line.segments: must be an integer >= 1 (got 8.0)"),
+    (lambda d: d["scene"].update(dt="fast"), "scene.dt: must be a finite number > 0 (got 'fast')"),
+    (lambda d: d["scene"].update(dt=-1.0), "scene.dt: must be a finite number > 0 (got -1.0)"),
+    (lambda d: d["scene"].update(dt=float("inf")), "scene.dt: must be a finite number > 0 "
+                                                   "(got inf)"),
+    (lambda d: d["scene"].update(name=3), "scene.name: must be a non-empty string (got 3)"),
+    (lambda d: d["scene"].update(name=" "), "scene.name: must be a non-empty string (got ' ')"),
+    (lambda d: d["solver"].update(iterations=2.5), "solver.iterations: must be an integer "
+                                                   "(got 2.5)"),
+    (lambda d: d["solver"].update(self_collision="yes"), "solver.self_collision: must be true "
+                                                          "or false (got 'yes')"),
+    (lambda d: d["materials"]["rope"].update(radius=True), "materials.rope.radius: must be a "
+                                                            "finite number > 0 (got True)"),
+    (lambda d: d["materials"]["rope"].update(poisson_ratio=np.float64(0.7)),
+     "materials.rope.poisson_ratio: must be a number in (-1, 0.5] (got 0.7)"),
+    (lambda d: d["strands"][0].update(closed=1), "strands[0].closed: must be true or false "
+                                                 "(got 1)"),
+    (lambda d: d["frames"][0]["attach"][0].update(end=1), "frames[0].attach[0].end: must be 0 "
+                                                          "(first vertex) or -1 (last vertex) "
+                                                          "(got 1)"),
+    (lambda d: d.update(strands={"material": "rope"}), "strands: must be an array of tables "
+                                                       "[[strands]] (got {'material': 'rope'})"),
+    (lambda d: d["strands"].append(1), "strands[2]: must be a table (got 1)"),
+    (lambda d: d.update(materials=[]), "materials: must be a table of named materials (got [])"),
+    (lambda d: d["colliders"][0].update(type="cone"), "colliders[0].type: must be one of "
+                                                      "'plane', 'sphere', 'capsule' (got 'cone')"),
+    (lambda d: d["colliders"][0].update(normal=[0, 0, 0]), "colliders[0].normal: must be a "
+                                                           "non-zero vector (got [0, 0, 0])"),
+    (lambda d: d["strands"][0].update(pbd={"alpha": [0.5, 2.0, 0.5]}),
+     "strands[0].pbd.alpha[1]: must be a number in [0, 1] (got 2.0)"),
+    (lambda d: d["strands"][0].update(pbd={"alpha": -0.5}),
+     "strands[0].pbd.alpha: must be a number in [0, 1] (got -0.5)"),
+    (lambda d: d["strands"][0].update(fixed=[0, 9]),
+     "strands[0].fixed[1]: must be a vertex index in [-9, 8] (got 9)"),
 ])
 def test_wrong_type_or_value(edit, expected):
     data = _base()
     edit(data)
-    assert f"scene.toml: {expected}" in _error(data)
+    assert _error(data) == f"scene.toml: {expected}"
 
 
 @pytest.mark.parametrize("edit, expected", [
-    (lambda d: d["scene"].update(gravity=[0, -9.81]), "scene.gravity must be a list of 3 "
-                                                      "numbers"),
-    (lambda d: d["scene"].update(view=[1, 2, 3]), "scene.view must be a list of 2 numbers"),
-    (lambda d: d["frames"][0].update(origin=[0, 0, "z"]), "frames[0].origin[2] must be a "
-                                                          "number"),
-    (lambda d: d["strands"][0].update(points=[[0, 0, 0], [1, 0]]),
-     "strands[0] needs exactly one of points, line, helix, circle; got points, line"),
-    (lambda d: d["strands"][0].pop("line"), "strands[0] needs exactly one of points, line, "
+    (lambda d: d["scene"].update(gravity=[0, -9.81]), "scene.gravity: must be a list of 3 "
+                                                      "numbers [x, y, z] (got [0, -9.81])"),
+    (lambda d: d["scene"].update(view=[1, 2, 3]), "scene.view: must be a list of 2 numbers "
+                                                  "[elevation, azimuth] (got [1, 2, 3])"),
+    (lambda d: d["frames"][0].update(origin=[0, 0, "z"]), "frames[0].origin[2]: must be a "
+                                                          "finite number (got 'z')"),
+    (lambda d: d["strands"][0].update(points=[[0, 0, 0], [1, 0, 0]]),
+     "strands[0]: needs exactly one of points, line, helix, circle; got points, line"),
+    (lambda d: d["strands"][0].pop("line"), "strands[0]: needs exactly one of points, line, "
                                             "helix, circle; got none"),
     (lambda d: d["frames"][0].update(rotation=[[1, 0, 0], [0, 1, 0]]),
-     "frames[0].rotation must be 3 rows of 3 numbers"),
+     "frames[0].rotation: must be 3 rows of 3 numbers (a rotation matrix) (got [[1, 0, 0], "
+     "[0, 1, 0]])"),
     (lambda d: d["strands"][0].update(rest_points=[[0, 0, 0], [1, 0, 0]]),
-     "strands[0].rest_points has 2 points; the strand has 9"),
+     "strands[0].rest_points: must have 9 points, one per vertex; it has 2 (got [[0.0, 0.0, "
+     "0.0], [1.0, 0.0, 0.0]])"),
+    (lambda d: d["strands"][0].update(d1=[[0.0, 0.0, 1.0]] * 3),
+     "strands[0].d1: must be one vector or 8 (one per edge); it has 3 (got [[0.0, 0.0, 1.0], "
+     "[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])"),
 ])
 def test_wrong_shape(edit, expected):
     data = _base()
     edit(data)
-    assert f"scene.toml: {expected}" in _error(data)
+    assert _error(data) == f"scene.toml: {expected}"
+
+
+def test_long_values_are_shortened_and_numpy_values_shown_plainly():
+    data = _base()
+    data["strands"][0]["rest_points"] = np.zeros((20, 3))
+    msg = _error(data)
+    assert msg.startswith("scene.toml: strands[0].rest_points: must have 9 points, one per "
+                          "vertex; it has 20 (got [[0.0, 0.0, 0.0], ")
+    assert msg.endswith("...)") and len(msg) < 160
+    data = _base()
+    data["scene"]["frames"] = np.int64(-2)
+    assert _error(data) == "scene.toml: scene.frames: must be an integer >= 1 (got -2)"
+
+
+def test_number_of_further_errors_is_mentioned():
+    data = _base()
+    data["strands"][0]["line"].update(segments=0, start="x")
+    data["scene"]["dt"] = 0.0
+    msg = _error(data)
+    assert msg == ("scene.toml: scene.dt: must be a finite number > 0 (got 0.0) "
+                   "[and 2 more errors]")
 
 
 def test_points_with_two_coordinates():
     data = _base()
     data["strands"][0] = {"material": "rope", "points": [[0, 0, 0], [1, 0]]}
-    assert "scene.toml: strands[0].points[1] must be a list of 3 numbers" in _error(data)
+    assert _error(data) == ("scene.toml: strands[0].points[1]: must be a list of 3 numbers "
+                            "[x, y, z] (got [1, 0])")
 
 
 def test_missing_required_keys():
     data = _base()
     del data["strands"][0]["material"]
-    assert "scene.toml: strands[0].material is required" in _error(data)
+    assert _error(data) == "scene.toml: strands[0].material: is required"
     data = _base()
     del data["materials"]["rope"]["density"]
-    assert "scene.toml: materials.rope.density is required" in _error(data)
+    assert _error(data) == "scene.toml: materials.rope.density: is required"
+    data = _base()
+    del data["materials"]["rope"]["radius"]
+    assert _error(data) == ("scene.toml: materials.rope.radius: is required for a round section "
+                            "(or give width and thickness)")
     data = _base()
     del data["colliders"][0]["normal"]
-    assert "scene.toml: colliders[0].normal is required" in _error(data)
+    assert _error(data) == "scene.toml: colliders[0].normal: is required"
+    data = _base()
+    del data["colliders"][0]["type"]
+    assert _error(data) == ("scene.toml: colliders[0].type: is required: one of 'plane', "
+                            "'sphere', 'capsule'")
 
 
 def test_conflicting_and_duplicate_items():
     data = _base()
     data["strands"][1]["closed"] = False
-    assert "strands[1].closed cannot be false for a circle" in _error(data)
+    assert _error(data) == "scene.toml: strands[1].closed: cannot be false for a circle (got False)"
     data = _base()
     data["strands"][1]["name"] = "rope"
-    assert "strands[1].name 'rope' is already used by strands[0]" in _error(data)
+    assert _error(data) == ("scene.toml: strands[1].name: must be unique; already used by "
+                            "strands[0] (got 'rope')")
     data = _base()
     data["frames"][0].update(rotation=np.eye(3).tolist(), rotvec=[0, 0, 0])
-    assert "frames[0] may give rotation or rotvec, not both" in _error(data)
+    assert _error(data) == "scene.toml: frames[0]: may give rotation or rotvec, not both"
+    data = _base()
+    data["meshes"] = [{"box": {"center": [0, 0, 0], "size": 0.1}, "vertices": [[0, 0, 0]] * 3,
+                       "mass": 1.0}]
+    assert _error(data) == "scene.toml: meshes[0]: may give box or vertices + triangles, not both"
+    data = _base()
+    data["materials"]["rope"]["width"] = 0.01
+    assert _error(data) == ("scene.toml: materials.rope: a rectangular section needs both width "
+                            "and thickness")
 
 
 @pytest.mark.parametrize("edit, expected", [
-    (lambda d: d["materials"]["rope"].update(poisson_ratio=0.7),
-     "materials.rope: poisson_ratio must be in (-1, 0.5]"),
     (lambda d: d["solver"].update(order="backwards"), "solver: unknown order 'backwards'"),
+    (lambda d: d["solver"].update(iterations=0), "solver: iterations must be an integer >= 1"),
+    (lambda d: d["strands"][0]["line"].update(end=[0.0, 0.0, 0.5]),
+     "strands[0]: line start and end coincide"),
     (lambda d: d["frames"][0].update(rotation=[[1, 0, 0], [0, 1, 0], [0, 0, 2]]),
-     "frames[0]: frame rotation must be a proper rotation"),
+     "frames[0]: frame 0 rotation: not a proper rotation"),
     (lambda d: d["frames"][0]["attach"].append({"strand": "ring"}),
      "frames[0].attach[1]: ring is closed and has no ends"),
     (lambda d: d["frames"][0].update(start=2.0, stop=1.0),
-     "frames[0]: frame motion window [2.0, 1.0] is invalid"),
-    (lambda d: d["strands"][0].update(d1=[1.0, 0.0, 0.0]),
-     "rope: ghost_direction is parallel to the first edge"),
+     "frames[0]: frame 0: motion window [2, 1] is invalid"),
+    (lambda d: d["strands"][0].update(d1=[1.0, 0.0, 0.0]), "parallel to the first edge"),
 ])
 def test_errors_of_the_builder_are_prefixed_with_the_item(edit, expected):
     data = _base()
@@ -368,5 +501,5 @@ def test_errors_in_a_file_name_the_file(tmp_path):
                     encoding="utf-8")
     with pytest.raises(ValueError) as info:
         load_scene_file(path)
-    assert str(info.value) == ("scene.toml: strands[0].line.segments must be an integer >= 1, "
-                               "got 0")
+    assert str(info.value) == ("scene.toml: strands[0].line.segments: must be an integer >= 1 "
+                               "(got 0)")

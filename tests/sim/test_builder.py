@@ -125,7 +125,7 @@ def test_material_must_be_a_material():
 
 @pytest.mark.parametrize("gd, match", [
     ([2.0, 0.0, 0.0], r"strand 0: d1 is parallel to the first edge"),
-    ([[0, 1, 0], [0, 1, 0], [0.1, 0, 0], [0, 1, 0], [0, 1, 0]], r"d1 of edge 2 is parallel to the edge"),
+    ([[0, 1, 0], [0, 1, 0], [0.1, 0, 0], [0, 1, 0], [0, 1, 0]], r"strand 0: d1 is parallel to edge 2"),
 ])
 def test_ghost_direction_parallel_to_edge_raises(gd, match):
     # Reference: eq. (3) needs the ghost off the edge line; the check runs when the model is laid

@@ -127,6 +127,7 @@ class SceneBuilder:
                 k = int(np.argmax(norms == 0))
                 raise ValueError(f"{label}: d1 is the zero vector" + ("" if gd.ndim == 1
                                                                       else f" at edge {k}"))
+            _check_d1_off_edges(label, pts, closed, gd)
         twist = float(initial_twist)
         if not math.isfinite(twist):
             raise ValueError(f"{label}: initial_twist must be finite, got {initial_twist!r}")
@@ -440,3 +441,18 @@ def _barycentric(p, tri, scale, label):
         raise ValueError(f"{label}: end vertex lies outside the attachment triangle "
                          f"(barycentric {bary.round(4).tolist()})")
     return bary
+
+
+def _check_d1_off_edges(label, pts, closed, d1):
+    """d1 must have a component across its edge (the first edge for a single vector)."""
+    e = (np.roll(pts, -1, axis=0) - pts) if closed else np.diff(pts, axis=0)
+    if d1.ndim == 1:
+        e, d = e[:1], d1[None, :]
+    else:
+        d = d1
+    t = e / np.linalg.norm(e, axis=1)[:, None]
+    across = d - np.einsum("ij,ij->i", d, t)[:, None] * t
+    bad = np.nonzero(np.linalg.norm(across, axis=1) <= 1e-9 * np.linalg.norm(d, axis=1))[0]
+    if len(bad):
+        where = "the first edge" if d1.ndim == 1 else f"edge {int(bad[0])}"
+        raise ValueError(f"{label}: d1 is parallel to {where}")
