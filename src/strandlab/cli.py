@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -143,29 +144,41 @@ def _apply_overrides(scene, args):
         raise _UsageError(str(exc)) from None
 
 
-def max_edge_strain(positions: np.ndarray, strand_offsets, closed) -> float:
+def max_edge_strain(positions, strand_offsets, closed) -> float:
     """Largest ``|l / l0 - 1|`` over all edges and frames (dimensionless).
 
-    ``positions`` [frames, vertices, 3] (all strands concatenated), ``strand_offsets``
-    [strands + 1] (first vertex of each strand and the total), ``closed`` [strands] (a closed
-    strand adds the edge from its last vertex to its first).  ``l0``: the lengths at frame 0.
+    ``positions`` [frames, vertices, 3] (all strands concatenated; an array or a lazy
+    trajectory field, read a frame at a time), ``strand_offsets`` [strands + 1] (first vertex of
+    each strand and the total), ``closed`` [strands] (a closed strand adds the edge from its last
+    vertex to its first).  ``l0``: the lengths at frame 0.
     """
-    pos = np.asarray(positions, dtype=np.float64)
     offsets = np.asarray(strand_offsets, dtype=np.int64)
-    worst = 0.0
+    closed = np.asarray(closed, dtype=bool)
+    nv = int(offsets[-1])
+    i0, i1 = [], []
     for s in range(len(offsets) - 1):
-        seg = pos[:, offsets[s]:offsets[s + 1]]
-        if seg.shape[1] < 2:
+        a, b = int(offsets[s]), int(offsets[s + 1])
+        if b - a < 2:
             continue
-        if bool(closed[s]):
-            edges = np.roll(seg, -1, axis=1) - seg
-        else:
-            edges = np.diff(seg, axis=1)
-        length = np.linalg.norm(edges, axis=2)
-        rest = length[0]
-        ok = rest > 0
+        i0.append(np.arange(a, b - 1))
+        i1.append(np.arange(a + 1, b))
+        if closed[s]:
+            i0.append(np.array([b - 1]))
+            i1.append(np.array([a]))
+    if not i0 or nv == 0:
+        return 0.0
+    i0, i1 = np.concatenate(i0), np.concatenate(i1)
+    rest = None
+    worst = 0.0
+    for k in range(len(positions)):
+        x = np.asarray(positions[k], dtype=np.float64)
+        ln = np.linalg.norm(x[i1] - x[i0], axis=1)
+        if rest is None:
+            rest = ln
+            ok = rest > 0
+            continue
         if np.any(ok):
-            worst = max(worst, float(np.max(np.abs(length[:, ok] / rest[ok] - 1.0))))
+            worst = max(worst, float(np.max(np.abs(ln[ok] / rest[ok] - 1.0))))
     return worst
 
 
@@ -186,58 +199,137 @@ def _options(args, argv) -> dict:
     return {"argv": list(argv), **opts}
 
 
-def _write_outputs(scene, traj, out_dir: Path, args, argv) -> None:
-    """``trajectory.npz`` and ``scene.json`` in ``out_dir``."""
-    from .io.trajectory import save_trajectory
+_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
+#: What a previous run may have left in an output folder; removed before a new run writes there.
+_STALE = ("trajectory.h5", "trajectory.npz", "scene.json", "video.mp4", "video.gif")
+
+
+def _out_dir(sim, args) -> Path:
+    """``--out``, or ``runs/<scene name>`` for a name that is a plain file name."""
+    if args.out is not None:
+        return Path(args.out)
+    if not _NAME_OK.match(sim.name) or ".." in sim.name:
+        raise _UsageError(f"scene name {sim.name!r} is not a plain folder name (letters, digits, "
+                          "'_', '-', '.'); give --out DIR")
+    return Path("runs") / sim.name
+
+
+def _prepare_out_dir(out_dir: Path) -> None:
+    """Create ``out_dir``, check that it is writable, and remove a previous run's outputs (so
+    that old frames never mix with new ones).  OSError when it cannot be written."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    save_trajectory(out_dir / "trajectory.npz", traj)
-    record = scene.to_dict()
+    probe = out_dir / ".strandlab-write-test"
+    probe.write_bytes(b"")
+    probe.unlink()
+    for name in _STALE:
+        (out_dir / name).unlink(missing_ok=True)
+    frames = out_dir / "frames"
+    if frames.is_dir():
+        for f in frames.glob("frame_*.png"):
+            f.unlink()
+
+
+def _write_scene_json(sim, out_dir: Path, args, argv, stats, status: str) -> None:
+    record = sim.to_dict()
     record["command_line"] = _options(args, argv)
+    record["run"] = {"status": status, "frames_done": stats.frames_done,
+                     "steps": stats.steps, "first_step_s": stats.first_step_s,
+                     "steady_step_ms": stats.steady_step_ms}
     (out_dir / "scene.json").write_text(json.dumps(record, indent=2, default=_json_default)
                                         + "\n", encoding="utf-8")
 
 
-def _render(scene, traj, out_dir: Path, every: int, out) -> Path:
+def _render(sim, traj, out_dir: Path, every: int, out, quiet: bool) -> Path:
     """PNG frames in ``out_dir/frames`` and a video; returns the video's path."""
     from .render import make_video, render_trajectory
 
-    paths = list(render_trajectory(traj, out_dir / "frames", every=every,
-                                   colliders=[c.to_dict() for c in scene.scene.colliders],
-                                   view=scene.view))
+    n = len(range(0, traj.n_frames, every))
+    bar = None
+    if not quiet:
+        from tqdm import tqdm
+        bar = tqdm(total=n, desc="rendering", unit="image")
+    try:
+        paths = list(render_trajectory(
+            traj, out_dir / "frames", every=every,
+            colliders=[c.to_dict() for c in sim.scene.colliders], view=sim.view,
+            progress=None if bar is None else (lambda k: bar.update(1))))
+    finally:
+        if bar is not None:
+            bar.close()
     video = make_video(paths, out_dir / "video.mp4")
     print(f"frames: {out_dir / 'frames'} ({len(paths)} images)", file=out)
     print(f"video:  {video}", file=out)
     return Path(video)
 
 
-def _summary(scene, traj, wall: float, out_dir: Path, out) -> None:
-    steps = scene.frames * scene.steps_per_frame
+def _summary(sim, traj, stats, wall: float, out_dir: Path, out) -> None:
     strain = max_edge_strain(traj.positions, traj.strand_offsets, traj.closed)
-    print(f"{scene.name}: {scene.frames} frames ({steps} steps of {scene.dt:.4g} s) in "
-          f"{wall:.2f} s wall time, {1000.0 * wall / max(steps, 1):.3f} ms per step", file=out)
+    steady = ("n/a" if not np.isfinite(stats.steady_step_ms)
+              else f"{stats.steady_step_ms:.3f} ms per step")
+    print(f"{sim.name}: {sim.frames} frames ({stats.steps} steps of {sim.dt:.4g} s) in "
+          f"{wall:.2f} s wall time; steady rate {steady} (first step, with kernel compilation "
+          f"on a cold cache: {stats.first_step_s:.2f} s)", file=out)
     print(f"max edge strain: {strain:.3e}", file=out)
     print(f"output: {out_dir}", file=out)
 
 
-def _run_scene(scene, args, argv, out) -> int:
-    """Simulate ``scene`` (overrides applied), write the outputs, optionally render."""
-    scene = _apply_overrides(scene, args)
-    out_dir = args.out if args.out is not None else Path("runs") / scene.name
+def _run_scene(sim, args, argv, out) -> int:
+    """Simulate ``sim`` (overrides applied), stream the trajectory to disk, optionally render."""
+    from .sim.runner import RunStats
+
+    sim = _apply_overrides(sim, args)
+    out_dir = _out_dir(sim, args)
     quiet = bool(getattr(args, "quiet", False))
     sink = _Null() if quiet else out
-    t0 = time.perf_counter()
-    traj = simulate(scene, progress=not quiet)
-    wall = time.perf_counter() - t0
     try:
-        _write_outputs(scene, traj, out_dir, args, argv)
-        _summary(scene, traj, wall, out_dir, sink)
-        if args.render:
-            _render(scene, traj, out_dir, args.every, sink)
+        _prepare_out_dir(out_dir)
+    except OSError as exc:
+        print(f"{_PROG}: error: cannot write to {out_dir}: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
+    stats = RunStats()
+    path = out_dir / "trajectory.h5"
+    t0 = time.perf_counter()
+    status = "complete"
+    try:
+        traj = simulate(sim, progress=not quiet, out=path, stats=stats,
+                        on_compile=None if quiet else _compile_notice)
+    except SimulationDiverged as exc:
+        status = f"diverged: {exc}"
+        _write_scene_json(sim, out_dir, args, argv, stats, status)
+        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        print(f"{_PROG}: {path} holds the {stats.frames_done + 1} frames before it (marked "
+              "'diverged')", file=sys.stderr)
+        return EXIT_DIVERGED
+    except KeyboardInterrupt:
+        _write_scene_json(sim, out_dir, args, argv, stats, "interrupted")
+        print(f"{_PROG}: interrupted; {path} holds the {stats.frames_done + 1} frames done",
+              file=sys.stderr)
+        return 130
+    except MemoryError as exc:
+        raise _UsageError(str(exc)) from None
     except OSError as exc:
         print(f"{_PROG}: error: cannot write the results to {out_dir}: {exc}", file=sys.stderr)
         return EXIT_OUTPUT
+    wall = time.perf_counter() - t0
+    try:
+        _write_scene_json(sim, out_dir, args, argv, stats, status)
+        _summary(sim, traj, stats, wall, out_dir, sink)
+        if args.render:
+            _render(sim, traj, out_dir, args.every, sink, quiet)
+    except OSError as exc:
+        print(f"{_PROG}: error: cannot write the results to {out_dir}: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
+    finally:
+        close = getattr(traj, "close", None)
+        if close is not None:
+            close()
     return 0
+
+
+def _compile_notice() -> None:
+    print(f"{_PROG}: compiling the solver's kernels (first run only: they are cached for later "
+          "runs) ...", file=sys.stderr, flush=True)
 
 
 def _cmd_run(args, argv, out) -> int:

@@ -13,7 +13,7 @@ from ..geometry.darboux import darboux_all
 from ..geometry.frames import frame_of
 from ..geometry.transport import rotate_about, twist_free_directions
 from ..sim.scene import Scene, options_of
-from ..sim.validate import check_alpha, check_positive
+from ..sim.validate import check_alpha, check_memory, check_positive
 from .model import POINT_BODY, POINT_FRAME, POINT_GHOST, POINT_MESH, POINT_VERTEX, PBDModel
 
 __all__ = ["compile_scene", "PBD_STRAND_OPTIONS"]
@@ -92,6 +92,9 @@ def compile_scene(scene: Scene) -> PBDModel:
         raise TypeError(f"expected a strandlab Scene, got {type(scene).__name__}")
     strands = scene.strands
     opts = [_pbd_options(st) for st in strands]
+    n_pts = scene.n_vertices + scene.n_edges + scene.extra_layout()["n"]
+    # model arrays and the solver's scratch: about 600 bytes per point (vertex or ghost)
+    check_memory(600.0 * n_pts, f"the position-based model of {n_pts:,} points")
     nv = sum(len(s.points) for s in strands)
     ne_list = [len(s.points) if s.closed else len(s.points) - 1 for s in strands]
     ne = sum(ne_list)

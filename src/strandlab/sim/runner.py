@@ -5,6 +5,7 @@ The runner knows solvers only through the protocol and registry of :mod:`strandl
 from __future__ import annotations
 
 import math
+import threading
 import time as _time
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -13,6 +14,7 @@ import numpy as np
 
 from .scene import Scene
 from .solver import DEFAULT_SOLVER, get_solver, make_settings
+from .validate import check_memory
 
 __all__ = ["Simulation", "simulate", "RunStats"]
 
@@ -94,14 +96,16 @@ class RunStats:
 
 
 def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None,
-             stats: RunStats | None = None):
+             stats: RunStats | None = None, on_compile: Callable | None = None):
     """Run ``sim`` for ``sim.frames`` frames (frame 0 = initial state).
 
     Without ``out`` the frames are kept in memory and a Trajectory is returned.  With ``out``
     (a ``.h5`` path) they are written to disk frame by frame as the run goes (memory does not
     grow with frames) and the loaded (lazy) trajectory is returned; a run stopped part way
     (Ctrl-C, divergence) leaves a readable file of the frames done, marked with its status.
-    ``callback(frame, state)`` is called after each frame.  Raises
+    ``callback(frame, state)`` is called after each frame; ``on_compile()`` once if the first
+    step takes longer than a second (the solver compiling its kernels); ``stats`` (a
+    :class:`RunStats`) receives the timing as the run goes.  Raises
     :class:`~strandlab.sim.validate.SimulationDiverged` naming the step and strand.
     """
     from ..io.trajectory import Trajectory
@@ -127,7 +131,16 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
         for f in range(1, sim.frames + 1):
             for _ in range(sim.steps_per_frame):
                 t0 = _time.perf_counter()
-                solver.step(state, state, sim.dt)
+                if stats.steps == 0 and on_compile is not None:
+                    notice = threading.Timer(1.0, on_compile)
+                    notice.daemon = True
+                    notice.start()
+                    try:
+                        solver.step(state, state, sim.dt)
+                    finally:
+                        notice.cancel()
+                else:
+                    solver.step(state, state, sim.dt)
                 dt_wall = _time.perf_counter() - t0
                 if stats.steps == 0:
                     stats.first_step_s = dt_wall
@@ -146,6 +159,13 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
             if bar is not None:
                 bar.update(1)
 
+    n_out = scene.n_vertices + scene.n_edges + scene.extra_layout()["n"]
+    frame_bytes = 24.0 * n_out + 8.0
+    if out is None:
+        check_memory(frame_bytes * (sim.frames + 1),
+                     f"keeping {sim.frames + 1:,} frames in memory (write to a file instead)")
+    else:
+        check_disk(out, frame_bytes * (sim.frames + 1), f"{sim.frames + 1:,} frames")
     try:
         if out is None:
             n = sim.frames + 1
@@ -173,3 +193,17 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
     finally:
         if bar is not None:
             bar.close()
+
+
+def check_disk(path, nbytes: float, what: str) -> None:
+    """Refuse to start a run whose output will not fit on the disk holding ``path``."""
+    import shutil
+    from pathlib import Path
+
+    p = Path(path).resolve().parent
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    free = shutil.disk_usage(p).free
+    if nbytes > free:
+        raise OSError(f"{what} need about {nbytes / 2**30:.1f} GiB on disk; {p} has "
+                      f"{free / 2**30:.1f} GiB free")

@@ -9,9 +9,16 @@ from .validate import as_vector, check_positive
 __all__ = ["line", "helix", "circle", "box_mesh"]
 
 
+#: Most segments one shape may have (a strand of 10 million edges needs gigabytes of memory
+#: before any solver sees it; more is refused before anything is allocated).
+MAX_SEGMENTS = 10_000_000
+
+
 def _segments(n) -> int:
-    if not isinstance(n, (int, np.integer)) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"segments must be an integer >= 1, got {n!r}")
+    if n > MAX_SEGMENTS:
+        raise ValueError(f"segments = {int(n):,} is more than the limit of {MAX_SEGMENTS:,}")
     return int(n)
 
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 __all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "check_rotation",
-           "SimulationDiverged"]
+           "check_memory", "available_memory", "SimulationDiverged"]
 
 
 class SimulationDiverged(RuntimeError):
@@ -86,3 +86,20 @@ def check_rotation(name: str, r) -> np.ndarray:
     if not np.allclose(a.T @ a, np.eye(3), atol=1e-6) or np.linalg.det(a) <= 0:
         raise ValueError(f"{name}: not a proper rotation (orthonormal, det +1)")
     return a
+
+
+def available_memory() -> int | None:
+    """Bytes of physical memory available now (None where the system does not say)."""
+    try:
+        import os
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(nbytes: float, what: str) -> None:
+    """Refuse to allocate ``nbytes`` for ``what`` when it exceeds the available memory."""
+    avail = available_memory()
+    if avail is not None and nbytes > avail:
+        raise MemoryError(f"{what} needs about {nbytes / 2**30:.1f} GiB of memory; "
+                          f"{avail / 2**30:.1f} GiB are available")
