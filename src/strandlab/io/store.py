@@ -60,8 +60,10 @@ class TrajectoryWriter:
     ``closed`` [S], ``radii`` [S] (m), ``n_extra`` (X, extra points per frame) and
     ``extra_triangles`` (int [M, 3] into the extra points).  ``metadata`` is a JSON-
     serialisable dict; ``solver`` (``{"type": name, "settings": {...}}``) is stored in it as
-    ``metadata["solver"]``.  ``compression``: ``"gzip"`` (default, level
-    ``compression_level``, with byte shuffling), ``"lzf"`` (faster, h5py only) or None.
+    ``metadata["solver"]``.  ``compression``: None (default: float64 simulation output
+    compresses by only about 10 %, at several times the write cost), ``"gzip"`` (level
+    ``compression_level``, with byte shuffling; readable everywhere) or ``"lzf"`` (faster,
+    h5py only).
 
     Use it as a context manager::
 
@@ -77,7 +79,7 @@ class TrajectoryWriter:
 
     def __init__(self, path, *, strand_offsets, edge_offsets, closed, radii, n_extra: int = 0,
                  extra_triangles=None, metadata: dict | None = None, solver: dict | None = None,
-                 compression: str | None = "gzip", compression_level: int = 4) -> None:
+                 compression: str | None = None, compression_level: int = 4) -> None:
         if not _is_int(n_extra) or n_extra < 0:
             raise ValueError(f"n_extra must be an integer >= 0, got {n_extra!r}")
         if compression not in _COMPRESSIONS:
@@ -132,6 +134,7 @@ class TrajectoryWriter:
                                   maxshape=(None, n if n else None, 3),
                                   chunks=(1, max(n, 1), 3), **(opts if n else {}))
             ds.attrs["units"] = _UNITS[name]
+        self._datasets = {name: f[name] for name in ("times",) + _FRAME_DATASETS}
         f.flush()
 
     # ------------------------------------------------------------------ state
@@ -197,18 +200,17 @@ class TrajectoryWriter:
         arrays = {"positions": self._frame_array("positions", positions, k),
                   "d1": self._frame_array("d1", d1, k),
                   "extra_points": self._frame_array("extra_points", extra_points, k)}
-        f = self._file
         for name, arr in arrays.items():
-            ds = f[name]
+            ds = self._datasets[name]
             ds.resize(k + 1, axis=0)
             ds[k] = arr
-        ds = f["times"]
+        ds = self._datasets["times"]
         ds.resize(k + 1, axis=0)
         ds[k] = t
         self._n = k + 1
         self._last_time = t
-        f.attrs["frames_written"] = np.int64(self._n)
-        f.flush()
+        self._file.attrs.modify("frames_written", np.int64(self._n))
+        self._file.flush()
         return self._n
 
     def close(self, status: str = "complete") -> Path:
@@ -220,6 +222,7 @@ class TrajectoryWriter:
         check_status(status)
         if self.is_open:
             f, self._file = self._file, None
+            self._datasets = {}
             try:
                 f.attrs["status"] = status
                 f.attrs["frames_written"] = np.int64(self._n)
