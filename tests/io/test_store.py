@@ -7,6 +7,7 @@ import h5py
 import numpy as np
 import pytest
 
+import strandlab.io.store as store
 from strandlab.io.store import LazyFrames, StoredTrajectory, TrajectoryWriter
 from strandlab.io.trajectory import Trajectory, load_trajectory, save_trajectory
 
@@ -191,6 +192,16 @@ def test_memory_does_not_grow_with_frames(tmp_path):
     assert peaks[1] < peaks[0] + 200_000, peaks       # 150 frames hold 7 MB of arrays
     with load_trajectory(tmp_path / "m150.h5") as tr:
         assert tr.n_frames == 150 and np.array_equal(tr.positions[149], pos)
+
+
+def test_periodic_reopening_keeps_every_frame(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "_REOPEN_EVERY", 3)
+    frames = _frames(10)
+    p = _write(tmp_path / "reopened.h5", frames)
+    with load_trajectory(p) as tr:
+        assert tr.n_frames == 10 and tr.status == "complete"
+        assert np.array_equal(tr.positions[:], np.stack([f[1] for f in frames]))
+        assert np.array_equal(tr.times, [f[0] for f in frames])
 
 
 # ---------------------------------------------------------------------------------- reading

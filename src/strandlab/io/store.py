@@ -29,6 +29,9 @@ _STATIC_DATASETS = ("strand_offsets", "edge_offsets", "closed", "radii", "extra_
 _UNITS = {"times": "s", "positions": "m", "d1": "1", "extra_points": "m", "radii": "m"}
 _TIMES_CHUNK = 1024         # frame times per chunk of the ``times`` dataset
 _COMPRESSIONS = (None, "gzip", "lzf")
+# HDF5 keeps about 0.4 kB of chunk-index bookkeeping per chunk while a file is open: the
+# writer closes and reopens its file every this many frames, so memory stays flat.
+_REOPEN_EVERY = 1000
 
 
 def _h5py():
@@ -137,6 +140,14 @@ class TrajectoryWriter:
         self._datasets = {name: f[name] for name in ("times",) + _FRAME_DATASETS}
         f.flush()
 
+    def _reopen(self) -> None:
+        """Close and reopen the file, releasing what HDF5 accumulated in memory."""
+        h5py = _h5py()
+        f, self._file, self._datasets = self._file, None, {}
+        f.close()
+        self._file = h5py.File(self.path, "r+")
+        self._datasets = {name: self._file[name] for name in ("times",) + _FRAME_DATASETS}
+
     # ------------------------------------------------------------------ state
     @property
     def frames_written(self) -> int:
@@ -211,6 +222,8 @@ class TrajectoryWriter:
         self._last_time = t
         self._file.attrs.modify("frames_written", np.int64(self._n))
         self._file.flush()
+        if self._n % _REOPEN_EVERY == 0:
+            self._reopen()
         return self._n
 
     def close(self, status: str = "complete") -> Path:
