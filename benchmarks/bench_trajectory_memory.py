@@ -11,8 +11,8 @@ written with 60 and with 2,000 frames by:
   an in-memory trajectory holds), then ``np.savez_compressed`` of the whole run at the end.
 
 Each case runs in its own child process, twice: once for the wall time and the peak resident
-set size (``resource.getrusage`` maxrss, and its growth over the process with numpy and h5py
-loaded before writing), once
+set size (``resource.getrusage`` maxrss; ``growth``: over the process with numpy and h5py
+loaded before writing; ``2nd half``: from the middle frame to the end), once
 under ``tracemalloc`` for the peak of Python-tracked allocations (numpy arrays included; HDF5's
 own C buffers are not tracked, the maxrss figure covers them).  ``ms/frame`` is the time spent
 in writing calls (append + close, or the copies + savez_compressed) divided by the frames;
@@ -90,10 +90,12 @@ def child(method: str, n: int, folder: str, trace: bool) -> dict:
                              solver={"type": "none", "settings": {}},
                              compression="gzip" if method == "h5-gzip" else None)
         spent += time.perf_counter() - t0
-        for t, x, d1 in frames(n):
+        for k, (t, x, d1) in enumerate(frames(n)):
             t0 = time.perf_counter()
             w.append(t, x, d1)
             spent += time.perf_counter() - t0
+            if k == n // 2:
+                rss_half = maxrss_mb()
         t0 = time.perf_counter()
         w.close()
         spent += time.perf_counter() - t0
@@ -106,13 +108,15 @@ def child(method: str, n: int, folder: str, trace: bool) -> dict:
             t0 = time.perf_counter()
             times[k], pos[k], dd[k] = t, x, d1
             spent += time.perf_counter() - t0
+            if k == n // 2:
+                rss_half = maxrss_mb()
         t0 = time.perf_counter()
         np.savez_compressed(path, times=times, positions=pos, d1=dd, strand_offsets=so,
                             edge_offsets=eo, closed=closed, radii=radii)
         spent += time.perf_counter() - t0
     out = {"method": method, "frames": n, "ms_per_frame": 1e3 * spent / n,
            "total_s": spent, "file_mb": os.path.getsize(path) / 2**20,
-           "rss_before_mb": rss0, "rss_peak_mb": maxrss_mb()}
+           "rss_before_mb": rss0, "rss_half_mb": rss_half, "rss_peak_mb": maxrss_mb()}
     if trace:
         out["traced_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
@@ -167,7 +171,7 @@ def main(argv=None) -> int:
     print(f"{N_STRANDS} strands x {N_VERTS} vertices: {frame_kb:.0f} kB of positions + d1 "
           f"per frame (float64)")
     head = (f"{'method':8s} {'frames':>6s} {'ms/frame':>9s} {'total s':>8s} {'file MB':>8s} "
-            f"{'maxrss MB':>10s} {'growth MB':>10s} {'traced MB':>10s}")
+            f"{'maxrss MB':>10s} {'growth MB':>10s} {'2nd half':>9s} {'traced MB':>10s}")
     print(head)
     print("-" * len(head))
     reads = []
@@ -179,6 +183,7 @@ def main(argv=None) -> int:
                 print(f"{method:8s} {n:6d} {r['ms_per_frame']:9.2f} {r['total_s']:8.2f} "
                       f"{r['file_mb']:8.1f} {r['rss_peak_mb']:10.1f} "
                       f"{r['rss_peak_mb'] - r['rss_before_mb']:10.1f} "
+                      f"{r['rss_peak_mb'] - r['rss_half_mb']:9.1f} "
                       f"{tr['traced_peak_mb']:10.2f}", flush=True)
                 if "read_frame_ms" in r:
                     reads.append(r)
