@@ -8,6 +8,7 @@ import pytest
 import strandlab
 from strandlab import cli
 from strandlab.cli import main, max_edge_strain
+from strandlab.io.trajectory import load_trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 ROPE = str(ROOT / "examples" / "hanging_rope.toml")
@@ -32,10 +33,12 @@ def test_run_writes_trajectory_and_scene_json(tmp_path, capsys):
     code = main(["run", ROPE, "--frames", "3", "--out", str(out), "--quiet"])
     assert code == 0
     assert capsys.readouterr().out == ""
-    with np.load(out / "trajectory.npz", allow_pickle=False) as data:
-        assert data["positions"].shape == (4, 41, 3)
-        assert np.all(np.isfinite(data["positions"]))
-        assert data["times"][-1] == pytest.approx(3 / 60)
+    with load_trajectory(out / "trajectory.h5") as traj:
+        assert traj.positions.shape == (4, 41, 3)
+        assert np.all(np.isfinite(traj.positions[:]))
+        assert traj.times[-1] == pytest.approx(3 / 60)
+        assert traj.status == "complete"
+        assert traj.metadata["solver"]["type"] == "pbd"
     record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
     assert record["name"] == "hanging_rope" and record["frames"] == 3
     assert record["dt"] == pytest.approx(1 / 60)
@@ -52,7 +55,8 @@ def test_run_overrides_and_summary(tmp_path, capsys):
                  "--substeps", "2", "--out", str(out)])
     assert code == 0
     text = capsys.readouterr().out
-    assert "hanging_rope: 2 frames" in text and "ms per step" in text
+    assert "hanging_rope: 2 frames" in text and "steady rate" in text and "ms per step" in text
+    assert "first step" in text
     assert "max edge strain" in text and str(out) in text
     record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
     assert record["dt"] == 0.01
@@ -63,7 +67,7 @@ def test_run_overrides_and_summary(tmp_path, capsys):
 def test_default_output_folder_is_runs_scene_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["run", ROPE, "--frames", "1", "--quiet"]) == 0
-    assert (tmp_path / "runs" / "hanging_rope" / "trajectory.npz").is_file()
+    assert (tmp_path / "runs" / "hanging_rope" / "trajectory.h5").is_file()
     assert (tmp_path / "runs" / "hanging_rope" / "scene.json").is_file()
 
 
@@ -166,7 +170,7 @@ def test_demo_runs_and_renders(tmp_path, capsys):
     assert main(["demo", "--out", str(out), "--frames", "2"]) == 0
     record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
     assert record["name"] == "demo" and record["frames"] == 2
-    assert (out / "trajectory.npz").is_file()
+    assert (out / "trajectory.h5").is_file()
     assert sorted((out / "frames").glob("*.png"))
     assert (out / "video.mp4").is_file() or (out / "video.gif").is_file()
 
@@ -191,3 +195,77 @@ def test_schema_prints_the_json_schema_of_scene_files(tmp_path, capsys):
     assert json.loads(path.read_text(encoding="utf-8")) == schema
     assert main(["schema", "--out", str(tmp_path / "no" / "such" / "dir" / "s.json")]) == 1
     assert "cannot write the schema" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["/abs/path", "../../x", ".hidden", "a/b"])
+def test_scene_name_that_is_not_a_plain_folder_name_needs_out(tmp_path, monkeypatch, capsys,
+                                                              name):
+    # a scene name must not write outside runs/
+    monkeypatch.chdir(tmp_path)
+    path = _write_json(tmp_path / "n.json", _rope_dict(name=name))
+    assert main(["run", path, "--quiet"]) == 2
+    assert "is not a plain folder name" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists() and not (tmp_path.parent / "x").exists()
+
+
+def test_rerun_with_fewer_frames_leaves_no_old_frames(tmp_path):
+    out = tmp_path / "r"
+    assert main(["run", ROPE, "--frames", "4", "--out", str(out), "--render", "--quiet"]) == 0
+    assert len(list((out / "frames").glob("frame_*.png"))) == 5
+    assert main(["run", ROPE, "--frames", "1", "--out", str(out), "--render", "--quiet"]) == 0
+    assert len(list((out / "frames").glob("frame_*.png"))) == 2
+    with load_trajectory(out / "trajectory.h5") as traj:
+        assert traj.n_frames == 2
+
+
+def test_unwritable_out_is_found_before_the_simulation(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+
+    def never(*a, **k):
+        raise AssertionError("the simulation ran before the output folder was checked")
+
+    monkeypatch.setattr(cli, "simulate", never)
+    assert main(["run", ROPE, "--out", str(blocker / "sub"), "--quiet"]) == cli.EXIT_OUTPUT
+    assert "cannot write to" in capsys.readouterr().err
+
+
+def test_interrupted_run_leaves_a_readable_trajectory(tmp_path, monkeypatch, capsys):
+    from strandlab.io.scenefile import load_scene_file
+
+    sim = load_scene_file(ROPE)
+    calls = {"n": 0}
+
+    def stop(solver, state):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+
+    sim.on_step = stop
+    monkeypatch.setattr(cli, "_load_scene", lambda arg: sim)
+    out = tmp_path / "i"
+    assert main(["run", ROPE, "--frames", "10", "--out", str(out), "--quiet"]) == 130
+    assert "4 frames done" in capsys.readouterr().err
+    with load_trajectory(out / "trajectory.h5") as traj:
+        assert traj.n_frames == 4 and traj.status.startswith("interrupted")
+        assert np.all(np.isfinite(traj.positions[:]))
+    record = json.loads((out / "scene.json").read_text(encoding="utf-8"))
+    assert record["run"]["status"] == "interrupted" and record["run"]["frames_done"] == 3
+
+
+def test_diverged_run_is_marked_in_the_trajectory(tmp_path, capsys):
+    data = _rope_dict(dt=1e3, gravity=[0.0, 0.0, -1e300], frames=5)
+    data["materials"]["rope"]["young_modulus"] = 2e11
+    path = _write_json(tmp_path / "boom.json", data)
+    out = tmp_path / "o"
+    assert main(["run", path, "--out", str(out), "--quiet"]) == 3
+    with load_trajectory(out / "trajectory.h5") as traj:
+        assert traj.status.startswith("diverged: simulation diverged at step")
+        assert np.all(np.isfinite(traj.positions[:]))
+
+
+def test_too_many_frames_is_a_clear_error(tmp_path, capsys):
+    assert main(["run", ROPE, "--frames", "1000000000000", "--out", str(tmp_path / "o"),
+                 "--quiet"]) in (cli.EXIT_USAGE, cli.EXIT_OUTPUT)
+    err = capsys.readouterr().err
+    assert "GiB" in err and "Traceback" not in err

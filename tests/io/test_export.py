@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from strandlab.io.export import export_frames, write_obj_polylines, write_ply_polylines
-from strandlab.io.trajectory import Trajectory
+from strandlab.io.trajectory import Trajectory, load_trajectory, save_trajectory
 
 
 def _strands():
@@ -111,15 +111,17 @@ def _trajectory(n_frames=5):
     pts, off, closed = _strands()
     shift = np.arange(n_frames)[:, None, None] * np.array([0.0, 0.0, -0.1])
     return Trajectory(times=np.arange(n_frames) * 0.1, positions=pts[None] + shift,
-                      ghosts=np.zeros((n_frames, 6, 3)), strand_offsets=off,
+                      d1=np.tile([1.0, 0.0, 0.0], (n_frames, 6, 1)), strand_offsets=off,
                       edge_offsets=[0, 3, 6], closed=closed, radii=[0.01, 0.002],
                       extra_points=np.zeros((n_frames, 0, 3)),
                       extra_triangles=np.zeros((0, 3), dtype=int))
 
 
-@pytest.mark.parametrize("fmt", ["obj", "ply"])
-def test_export_frames(tmp_path, fmt):
+@pytest.mark.parametrize("fmt, stored", [("obj", False), ("ply", False), ("obj", True)])
+def test_export_frames(tmp_path, fmt, stored):
     tr = _trajectory()
+    if stored:      # read lazily from an .h5 file
+        tr = load_trajectory(save_trajectory(tmp_path / "t.h5", tr))
     paths = export_frames(tr, tmp_path / "out" / "seq", fmt=fmt, every=2)
     assert [p.name for p in paths] == [f"frame_0000{k}.{fmt}" for k in (0, 2, 4)]
     for p, k in zip(paths, (0, 2, 4)):
@@ -131,6 +133,8 @@ def test_export_frames(tmp_path, fmt):
             verts = np.c_[v["x"], v["y"], v["z"]]
             assert v["radius"][0] == 0.01
         assert np.array_equal(verts, tr.positions[k])
+    if stored:
+        tr.close()
 
 
 def test_export_frames_errors(tmp_path):

@@ -7,8 +7,9 @@ import pytest
 from matplotlib.figure import Figure
 from PIL import Image
 
+import strandlab.render.images as images
 import strandlab.render.video as video
-from strandlab.io.trajectory import Trajectory
+from strandlab.io.trajectory import Trajectory, load_trajectory, save_trajectory
 from strandlab.render import make_video, render_frame, render_trajectory, scene_bounds
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -31,7 +32,8 @@ def _trajectory(n_frames=4, times=None):
         extra.append(np.array([[0, 0, -0.4], [0.4, 0, -0.4], [0.4, 0.4, -0.4], [0, 0.4, -0.4]])
                      + np.array([0.05 * k, 0, 0]))
     return Trajectory(times=np.arange(n_frames) / 30 if times is None else times,
-                      positions=np.array(frames), ghosts=np.zeros((n_frames, 29 + 12, 3)),
+                      positions=np.array(frames),
+                      d1=np.tile([0.0, 0.0, 1.0], (n_frames, 29 + 12, 1)),
                       strand_offsets=[0, 30, 42], edge_offsets=[0, 29, 41],
                       closed=[False, True], radii=[0.01, 0.004], extra_points=np.array(extra),
                       extra_triangles=[[0, 1, 2], [0, 2, 3]], metadata={})
@@ -70,6 +72,22 @@ def test_every_and_fixed_camera(tmp_path):
     # same geometry and title: identical images, so the bounds do not follow the geometry
     assert np.array_equal(_pixels(paths[0]), _pixels(paths[1]))
     assert not np.array_equal(_pixels(paths[0]), _pixels(paths[2]))
+
+
+def test_lazily_read_trajectory_renders_the_same_images(tmp_path):
+    tr = _trajectory(n_frames=3)
+    eager = render_trajectory(tr, tmp_path / "eager", dpi=30, size=(2, 2), title="x")
+    with load_trajectory(save_trajectory(tmp_path / "t.h5", tr)) as stored:
+        lazy = render_trajectory(stored, tmp_path / "lazy", dpi=30, size=(2, 2), title="x")
+    assert len(lazy) == len(eager) == 3
+    for a, b in zip(eager, lazy):
+        assert np.array_equal(_pixels(a), _pixels(b))
+
+
+def test_trajectory_bounds_by_blocks_match_scene_bounds():
+    tr = _trajectory(n_frames=5)
+    assert np.allclose(images._trajectory_bounds(tr, block=2),
+                       scene_bounds(tr.positions, tr.extra_points), rtol=0, atol=1e-15)
 
 
 def test_render_frame_returns_a_figure_or_writes_a_png(tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .trajectory import Trajectory, check_offsets
+from .trajectory import TrajectoryBase, check_offsets
 
 __all__ = ["write_obj_polylines", "write_ply_polylines", "export_frames"]
 
@@ -140,14 +140,15 @@ def write_ply_polylines(path, points, offsets, closed=None, radii=None) -> Path:
     return p
 
 
-def export_frames(traj: Trajectory, out_dir, fmt: str = "obj", every: int = 1) -> list[Path]:
+def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 1) -> list[Path]:
     """Write every ``every``-th frame of ``traj`` as ``out_dir/frame_NNNNN.<fmt>``.
 
     ``fmt``: ``"obj"`` or ``"ply"`` (the PLY files carry the strand radii).  ``NNNNN`` is the
     trajectory frame index (so ``every=2`` writes ``frame_00000``, ``frame_00002``, ...).
-    ``out_dir`` is created if needed.  Returns the paths written, in frame order.
+    ``out_dir`` is created if needed.  Returns the paths written, in frame order.  ``traj``
+    may be in memory or read lazily from an ``.h5`` file (one frame is read at a time).
     """
-    if not isinstance(traj, Trajectory):
+    if not isinstance(traj, TrajectoryBase):
         raise TypeError(f"expected a Trajectory, got {type(traj).__name__}")
     if fmt not in _FORMATS:
         raise ValueError(f"fmt must be one of {', '.join(_FORMATS)}, got {fmt!r}")

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
 from mpl_toolkits.mplot3d.axes3d import Axes3D
 
-from ..io.trajectory import Trajectory, check_offsets
+from ..io.trajectory import TrajectoryBase, check_offsets
 
 __all__ = ["render_frame", "render_trajectory", "scene_bounds", "DEFAULT_VIEW"]
 
@@ -130,6 +130,18 @@ def scene_bounds(*point_sets, margin: float = 0.05) -> np.ndarray:
     center = 0.5 * (lo + hi)
     half = max(0.5 * float(np.max(hi - lo)) * (1.0 + 2.0 * margin), 5e-4)
     return np.stack([center - half, center + half])
+
+
+def _trajectory_bounds(traj: TrajectoryBase, block: int = 64) -> np.ndarray:
+    """:func:`scene_bounds` of all frames of ``traj``, reading ``block`` frames at a time."""
+    corners = []
+    for k in range(0, traj.n_frames, block):
+        for arr in (traj.positions[k:k + block], traj.extra_points[k:k + block]):
+            pts = np.asarray(arr, dtype=np.float64).reshape(-1, 3)
+            pts = pts[np.all(np.isfinite(pts), axis=1)]
+            if pts.shape[0]:
+                corners.append(np.stack([pts.min(axis=0), pts.max(axis=0)]))
+    return scene_bounds(*corners)
 
 
 # ---------------------------------------------------------------------------------- figure parts
@@ -350,22 +362,25 @@ def render_frame(positions, offsets, *, closed=None, radii=None, extra_points=No
     return p
 
 
-def render_trajectory(traj: Trajectory, out_dir, *, every: int = 1, colliders=None,
+def render_trajectory(traj: TrajectoryBase, out_dir, *, every: int = 1, colliders=None,
                       view=DEFAULT_VIEW, dpi: int = 100, size=(6, 6), bounds=None,
-                      title: str | None = None, show_points: bool = False) -> list[Path]:
+                      title: str | None = None, show_points: bool = False,
+                      progress=None) -> list[Path]:
     """Render every ``every``-th frame of ``traj`` to ``out_dir/frame_NNNNN.png``.
 
     ``NNNNN`` is the trajectory frame index.  The bounds (default: :func:`scene_bounds` over
     all frames of the strands and extra points) and camera are the same for every image; each
     image is titled with ``title`` (if given) and the frame time.  ``out_dir`` is created if
-    needed.  Returns the paths written, in frame order.  Other arguments as in
-    :func:`render_frame`.
+    needed.  Returns the paths written, in frame order.  ``progress(k)``, when given, is called
+    after each image (``k`` the frame index).  Other arguments as in
+    :func:`render_frame`.  ``traj`` may be in memory or read lazily from an ``.h5`` file: the
+    bounds are gathered a block of frames at a time and each image reads one frame.
     """
-    if not isinstance(traj, Trajectory):
+    if not isinstance(traj, TrajectoryBase):
         raise TypeError(f"expected a Trajectory, got {type(traj).__name__}")
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise ValueError(f"every must be an integer >= 1, got {every!r}")
-    b = scene_bounds(traj.positions, traj.extra_points) if bounds is None else _bounds(bounds)
+    b = _trajectory_bounds(traj) if bounds is None else _bounds(bounds)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fig, ax = _new_axes(size, dpi, b, _view(view))
@@ -381,4 +396,6 @@ def render_trajectory(traj: Trajectory, out_dir, *, every: int = 1, colliders=No
         p = out / f"frame_{k:05d}.png"
         fig.savefig(p, dpi=dpi, format="png")
         written.append(p)
+        if progress is not None:
+            progress(k)
     return written

@@ -14,7 +14,7 @@ import numpy as np
 
 from .scene import Scene
 from .solver import DEFAULT_SOLVER, get_solver, make_settings
-from .validate import check_memory
+from .validate import SimulationDiverged, check_memory
 
 __all__ = ["Simulation", "simulate", "RunStats"]
 
@@ -184,11 +184,16 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
 
             run(keep)
             return Trajectory(metadata=meta, **arrays, **lay)
-        from ..io.trajectory import TrajectoryWriter, load_trajectory
+        from ..io.store import TrajectoryWriter
+        from ..io.trajectory import load_trajectory
 
         with TrajectoryWriter(out, n_extra=scene.extra_layout()["n"], metadata=meta,
                               solver=meta["solver"], **lay) as w:
-            run(w.append)
+            try:
+                run(w.append)
+            except SimulationDiverged as exc:
+                w.close(status=f"diverged: {exc}")
+                raise
         return load_trajectory(out)
     finally:
         if bar is not None:
