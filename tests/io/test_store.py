@@ -7,7 +7,7 @@ import h5py
 import numpy as np
 import pytest
 
-import strandlab.io.store as store
+from strandlab.io import store
 from strandlab.io.store import LazyFrames, StoredTrajectory, TrajectoryWriter
 from strandlab.io.trajectory import Trajectory, load_trajectory, save_trajectory
 

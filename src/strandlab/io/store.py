@@ -159,7 +159,7 @@ class TrajectoryWriter:
         """False once :meth:`close` has run."""
         return self._file is not None
 
-    def __enter__(self) -> "TrajectoryWriter":
+    def __enter__(self) -> TrajectoryWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -281,7 +281,7 @@ class LazyFrames:
     and frame otherwise).  ``np.asarray(lazy)`` reads everything.
     """
 
-    def __init__(self, owner: "StoredTrajectory", name: str, n_frames: int) -> None:
+    def __init__(self, owner: StoredTrajectory, name: str, n_frames: int) -> None:
         self._owner = owner
         self.name = name
         self._ds = owner._file[name]
@@ -488,7 +488,7 @@ class StoredTrajectory(TrajectoryBase):
             f, self._file = self._file, None
             f.close()
 
-    def __enter__(self) -> "StoredTrajectory":
+    def __enter__(self) -> StoredTrajectory:
         return self
 
     def __exit__(self, *exc) -> bool:
