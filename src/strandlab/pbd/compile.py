@@ -87,9 +87,18 @@ def _edge_layout(st, v0):
 
 
 def compile_scene(scene: Scene) -> PBDModel:
-    """The position-based model of ``scene`` (see :class:`~strandlab.pbd.model.PBDModel`)."""
+    """The position-based model of ``scene`` (see :class:`~strandlab.pbd.model.PBDModel`).
+
+    Every degenerate input is reported by a ValueError naming the strand and item; numpy's
+    floating-point warnings are silenced while compiling so that they do not precede it.
+    """
     if not isinstance(scene, Scene):
         raise TypeError(f"expected a strandlab Scene, got {type(scene).__name__}")
+    with np.errstate(all="ignore"):
+        return _compile(scene)
+
+
+def _compile(scene: Scene) -> PBDModel:
     strands = scene.strands
     opts = [_pbd_options(st) for st in strands]
     n_pts = scene.n_vertices + scene.n_edges + scene.extra_layout()["n"]

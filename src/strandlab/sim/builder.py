@@ -39,7 +39,7 @@ from .scene import (
     StrandSpec,
     TriangleAttachment,
 )
-from .validate import as_points, as_vector, check_positive, check_rotation
+from .validate import as_points, as_vector, check_positive, check_rotation, show
 
 __all__ = ["SceneBuilder", "MAX_POINTS"]
 
@@ -86,6 +86,12 @@ class SceneBuilder:
         ``{solver name: {key: value}}``, e.g. ``{"pbd": {"ghost_distance": 0.01}}``; each solver
         checks its own and ignores the others.
         """
+        with np.errstate(all="ignore"):  # every check below raises its own clear error
+            return self._add_strand(points, material, closed, rest_points, velocities, radius,
+                                    d1, initial_twist, friction, options, name)
+
+    def _add_strand(self, points, material, closed, rest_points, velocities, radius, d1,
+                    initial_twist, friction, options, name) -> int:
         sid = len(self._strands)
         label = name or f"strand {sid}"
         if not isinstance(material, Material):
@@ -109,6 +115,10 @@ class SceneBuilder:
             e = (np.roll(arr, -1, axis=0) - arr) if closed else np.diff(arr, axis=0)
             ln = np.linalg.norm(e, axis=1)
             scale = max(float(np.max(np.abs(arr))), 1.0)
+            inf = np.nonzero(~np.isfinite(ln))[0]
+            if len(inf):
+                raise ValueError(f"{label}: {what}: edge {int(inf[0])} has no finite length "
+                                 "(coordinates too large)")
             bad = np.nonzero(ln <= 1e-12 * scale)[0]
             if len(bad):
                 k = int(bad[0])
@@ -130,7 +140,7 @@ class SceneBuilder:
             _check_d1_off_edges(label, pts, closed, gd)
         twist = float(initial_twist)
         if not math.isfinite(twist):
-            raise ValueError(f"{label}: initial_twist must be finite, got {initial_twist!r}")
+            raise ValueError(f"{label}: initial_twist must be finite, got {show(initial_twist)}")
         turns = twist / (2 * math.pi)
         if closed and abs(turns - round(turns)) > 1e-9:
             raise ValueError(f"{label}: a closed strand's initial_twist must be a whole number of "
@@ -271,7 +281,7 @@ class SceneBuilder:
         if compliance < 0 or not math.isfinite(compliance):
             raise ValueError(f"{label}: compliance must be >= 0, got {compliance:g}")
         if not (math.isfinite(float(collide_radius)) and float(collide_radius) >= 0):
-            raise ValueError(f"{label}: collide_radius must be >= 0, got {collide_radius!r}")
+            raise ValueError(f"{label}: collide_radius must be >= 0, got {show(collide_radius)}")
         vel = np.zeros_like(v) if velocities is None else np.array(velocities, dtype=np.float64)
         if vel.shape != v.shape or not np.all(np.isfinite(vel)):
             raise ValueError(f"{label}: velocities must be finite with shape {v.shape}")
@@ -367,7 +377,7 @@ class SceneBuilder:
 
     def _end(self, strand, end):
         if end not in (0, -1):
-            raise ValueError(f"end must be 0 (first vertex) or -1 (last vertex), got {end!r}")
+            raise ValueError(f"end must be 0 (first vertex) or -1 (last vertex), got {show(end)}")
         if self._strands[strand].closed:
             raise ValueError(f"{self._strands[strand].name} is closed and has no ends")
         return end
@@ -393,7 +403,7 @@ class SceneBuilder:
         try:
             f = float(f)
         except (TypeError, ValueError):
-            raise ValueError(f"{label}: friction must be a number, got {f!r}") from None
+            raise ValueError(f"{label}: friction must be a number, got {show(f)}") from None
         if not math.isfinite(f) or f < 0:
             raise ValueError(f"{label}: friction must be >= 0, got {f:g}")
         return f

@@ -4,13 +4,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .validate import show
+
 __all__ = ["Material"]
 
 
 def _positive(name: str, value) -> float:
     v = float(value)
     if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise ValueError(f"{name} must be a positive finite number, got {show(value)}")
     return v
 
 
@@ -53,7 +55,7 @@ class Material:
             _positive("shear_modulus", self.shear_modulus)
         nu = float(self.poisson_ratio)
         if not (-1.0 < nu <= 0.5):
-            raise ValueError(f"poisson_ratio must be in (-1, 0.5], got {self.poisson_ratio!r}")
+            raise ValueError(f"poisson_ratio must be in (-1, 0.5], got {show(self.poisson_ratio)}")
         rect = self.width is not None or self.thickness is not None
         if rect:
             if self.width is None or self.thickness is None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .scene import Scene
 from .solver import DEFAULT_SOLVER, get_solver, make_settings
-from .validate import SimulationDiverged, check_memory
+from .validate import SimulationDiverged, check_memory, show
 
 __all__ = ["Simulation", "simulate", "RunStats"]
 
@@ -54,7 +54,7 @@ class Simulation:
         for k in ("frames", "steps_per_frame"):
             v = getattr(self, k)
             if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{self.name}: {k} must be an integer >= 1, got {v!r}")
+                raise ValueError(f"{self.name}: {k} must be an integer >= 1, got {show(v)}")
 
     def with_overrides(self, *, frames=None, dt=None, **settings) -> "Simulation":
         """A copy with run-time options applied and validated; ``settings`` are solver settings

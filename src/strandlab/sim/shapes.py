@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry.transport import perpendicular_unit
-from .validate import as_vector, check_positive
+from .validate import as_vector, check_positive, show
 
 __all__ = ["line", "helix", "circle", "box_mesh"]
 
@@ -16,7 +16,7 @@ MAX_SEGMENTS = 10_000_000
 
 def _segments(n) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"segments must be an integer >= 1, got {n!r}")
+        raise ValueError(f"segments must be an integer >= 1, got {show(n)}")
     if n > MAX_SEGMENTS:
         raise ValueError(f"segments = {int(n):,} is more than the limit of {MAX_SEGMENTS:,}")
     return int(n)
@@ -64,7 +64,7 @@ def box_mesh(center, size) -> tuple[np.ndarray, np.ndarray]:
     c = as_vector("box center", center)
     s = np.broadcast_to(np.asarray(size, dtype=np.float64), (3,)).copy()
     if np.any(s <= 0) or not np.all(np.isfinite(s)):
-        raise ValueError(f"box size must be positive, got {size!r}")
+        raise ValueError(f"box size must be positive, got {show(size)}")
     corners = np.array([[x, y, z] for z in (-0.5, 0.5) for y in (-0.5, 0.5) for x in (-0.5, 0.5)])
     v = c + corners * s
     t = np.array([[0, 2, 1], [1, 2, 3], [4, 5, 6], [5, 7, 6], [0, 1, 4], [1, 5, 4],

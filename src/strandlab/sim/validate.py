@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 __all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "check_rotation",
-           "check_memory", "available_memory", "SimulationDiverged"]
+           "check_memory", "available_memory", "show", "SimulationDiverged"]
 
 
 class SimulationDiverged(RuntimeError):
@@ -20,6 +20,17 @@ class SimulationDiverged(RuntimeError):
         where = f"strand {strand}" if strand >= 0 else "a non-strand point"
         super().__init__(f"simulation diverged at step {step} (t = {time:.6g} s): non-finite "
                          f"position or velocity at point {point} of {where}")
+
+
+def show(value) -> str:
+    """``repr`` of a value as the user wrote it: numpy scalars and arrays as plain numbers and
+    lists (``-0.1``, not ``np.float64(-0.1)``), long values cut to 60 characters."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    elif isinstance(value, np.ndarray):
+        value = value.tolist()
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def as_points(name: str, points, *, min_points: int = 1) -> np.ndarray:
@@ -56,9 +67,9 @@ def check_positive(name: str, value) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+        raise ValueError(f"{name} must be a number, got {show(value)}") from None
     if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+        raise ValueError(f"{name} must be positive and finite, got {show(value)}")
     return v
 
 
@@ -68,7 +79,7 @@ def check_alpha(name: str, alpha) -> tuple:
     if a.shape == (1,):
         a = np.repeat(a, 3)
     if a.shape != (3,):
-        raise ValueError(f"{name}: expected 3 values (bend d1, bend d2, twist), got {alpha!r}")
+        raise ValueError(f"{name}: expected 3 values (bend d1, bend d2, twist), got {show(alpha)}")
     for i, v in enumerate(a):
         if not (0.0 <= v <= 1.0):
             raise ValueError(f"{name}[{i}] = {v} is outside [0, 1]")
