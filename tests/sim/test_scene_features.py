@@ -25,7 +25,8 @@ References:
   edge for a linear taper); the bending stiffness E pi r_e^4 / 4 follows the local radius, so a
   cantilever tapered from thick (clamp) to thin (tip) deflects less under a tip load than a
   uniform thin one and more than a uniform thick one (validation.md item 2 and the monotone
-  trend).
+  trend), by the Euler-Bernoulli tip deflection int_0^L F (L - x)^2 / (E I(x)) dx (XPBD
+  compliance, converged with 10 substeps of 10 passes, damped to rest).
 """
 import math
 
@@ -299,7 +300,19 @@ def test_tapered_cantilever_is_stiffer_near_the_thick_end():
     d_thick = deflection(thick)
     d_thin = deflection(thin)
     d_taper = deflection(np.linspace(thick, thin, n + 1))
-    # Euler-Bernoulli tip deflection F L^3 / (3 E I) of the uniform rods: 3.3 mm and 53 mm
-    assert d_thick > 0.0
-    assert d_thin == pytest.approx(16.0 * d_thick, rel=0.3)
-    assert 1.3 * d_thick < d_taper < 0.5 * d_thin
+    # Euler-Bernoulli tip deflection: delta = int_0^L F (L - x)^2 / (E I(x)) dx, with
+    # I = pi r^4 / 4; for a uniform rod F L^3 / (3 E I): 4.2 mm (thick), 67 mm (thin); the
+    # linear taper gives 8.4 mm.  Measured: 4.15, 65.5 and 8.45 mm (the thin rod's 16 % tip
+    # deflection is past the small-deflection theory, which overestimates it by about 2 %).
+    E, F_ = 1e7, 2e-3
+
+    def reference(r_of_x):
+        x = np.linspace(0.0, L, 4001)
+        f = F_ * (L - x) ** 2 / (E * math.pi * r_of_x(x) ** 4 / 4)
+        return float(np.sum(0.5 * (f[1:] + f[:-1]) * np.diff(x)))
+
+    assert d_thick == pytest.approx(reference(lambda x: thick + 0 * x), rel=0.05)
+    assert d_thin == pytest.approx(reference(lambda x: thin + 0 * x), rel=0.05)
+    assert d_taper == pytest.approx(reference(lambda x: thick + (thin - thick) * x / L),
+                                    rel=0.05)
+    assert 1.5 * d_thick < d_taper < 0.2 * d_thin
