@@ -227,7 +227,7 @@ def _slide_on_incline(strand_friction, plane_friction=0.5, theta=math.atan(0.3))
     b = sl.SceneBuilder(gravity=(0, 0, -9.81))
     mat = sl.Material(young_modulus=1e6, density=RHO, radius=r)
     pts = line((0, -0.1, 0), (0, 0.1, 0), 6) + r * n
-    s = b.add_strand(pts, material=mat, friction=strand_friction)
+    b.add_strand(pts, material=mat, friction=strand_friction)
     b.add_plane((0, 0, 0), n, friction=plane_friction)
     solver = sl.PBDSolver(b.build(), sl.PBDSettings(iterations=5, substeps=4))
     st = solver.state()

@@ -22,7 +22,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = ["SceneFile", "SceneTable", "SolverTable", "MaterialTable", "StrandTable",
            "PBDStrandOptions", "LineShape", "HelixShape", "CircleShape", "FrameTable",
-           "Attachment", "FrameAttachment", "KeyframesTable", "LoadTable", "BoxShape", "MeshTable", "TriangleAttachment", "BodyTable",
+           "Attachment", "FrameAttachment", "KeyframesTable", "LoadTable", "BoxShape",
+           "MeshTable", "TriangleAttachment", "BodyTable",
            "PlaneCollider", "SphereCollider", "CapsuleCollider", "COLLIDERS", "SHAPES",
            "SECTIONS", "located", "resolve"]
 
