@@ -47,9 +47,9 @@ def _error(data: dict, *, source: str = "scene.toml") -> str:
 
 
 # ---------------------------------------------------------------------------------- examples
-def test_there_are_three_examples():
+def test_there_are_four_examples():
     assert {p.name for p in EXAMPLES} >= {"hanging_rope.toml", "twisted_cable.toml",
-                                          "tree.toml"}
+                                          "tree.toml", "pulled_rope.toml"}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -96,7 +96,7 @@ def test_complete_example_of_the_documentation_loads():
     assert blocks
     data = tomllib.loads(blocks[-1])
     assert set(data) == {"scene", "solver", "materials", "strands", "frames", "meshes",
-                         "triangle_attachments", "bodies", "colliders"}
+                         "triangle_attachments", "bodies", "loads", "colliders"}
     scene = scene_from_dict(data, source="scene-format.md")
     assert compile_scene(scene.scene).n_strands == len(data["strands"])
     assert [c["type"] for c in [c.to_dict() for c in scene.scene.colliders]] == ["plane", "sphere", "capsule"]
@@ -503,3 +503,205 @@ def test_errors_in_a_file_name_the_file(tmp_path):
         load_scene_file(path)
     assert str(info.value) == ("scene.toml: strands[0].line.segments: must be an integer >= 1 "
                                "(got 0)")
+
+
+# ---------------------------------------------------------------------------------- scene features
+# References: docs/scene-format.md (keyframes, attachment free_twist and slide_axis, strand radius
+# and friction, [[loads]]); each key reaches the builder unchanged, so the built scene holds the
+# values of the file (the behaviour itself is tested in tests/sim/test_scene_features.py and
+# tests/sim/test_motion.py).
+def _keyframed(**extra) -> dict:
+    data = _base()
+    kf = {"times": [0.0, 0.05, 0.1], "origins": [[0.0, 0.0, 0.5], [0.1, 0.0, 0.5],
+                                                   [0.1, 0.1, 0.6]]}
+    kf.update(extra)
+    data["frames"][0] = {"keyframes": kf, "attach": [{"strand": "rope", "end": 0}]}
+    return data
+
+
+def test_keyframed_frame_moves_the_clamped_end_through_the_keys():
+    from scipy.spatial.transform import Rotation
+
+    rotvecs = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.5], [0.0, 0.3, 1.0]]
+    scene = scene_from_dict(_keyframed(rotvecs=rotvecs))
+    motion = scene.scene.frames[0].motion
+    assert motion.moves and np.array_equal(motion.times, [0.0, 0.05, 0.1])
+    assert np.allclose(motion.rotations, Rotation.from_rotvec(rotvecs).as_matrix(), atol=1e-15)
+    traj = simulate(scene.with_overrides(frames=10))
+    # the clamped first vertex, at the origin of the frame, passes through the key origins
+    for t, o in ((0.05, [0.1, 0.0, 0.5]), (0.1, [0.1, 0.1, 0.6])):
+        k = int(round(t / scene.dt))
+        assert np.allclose(traj.positions[k, 0], o, atol=1e-12)
+    # rotations as matrices give the same motion
+    mats = Rotation.from_rotvec(rotvecs).as_matrix().tolist()
+    same = scene_from_dict(_keyframed(rotations=mats)).scene.frames[0].motion
+    assert np.allclose(same.pose(0.07)[0], motion.pose(0.07)[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d["frames"][0]["keyframes"].update(times=[0.0, 0.1, 0.1]),
+     "frames[0].keyframes.times[2]: must be greater than the previous time (0.1) (got 0.1)"),
+    (lambda d: d["frames"][0]["keyframes"].update(origins=[[0.0, 0.0, 0.5]] * 2),
+     "frames[0].keyframes.origins: must have 3 entries, one per time; it has 2 (got [[0.0, "
+     "0.0, 0.5], [0.0, 0.0, 0.5]])"),
+    (lambda d: d["frames"][0]["keyframes"].update(rotvecs=[[0, 0, 0]] * 3,
+                                                  rotations=[np.eye(3).tolist()] * 3),
+     "frames[0].keyframes: may give rotations or rotvecs, not both"),
+    (lambda d: d["frames"][0]["keyframes"].update(rotations=[np.eye(3).tolist()] * 2
+                                                  + [np.diag([1.0, 1.0, -1.0]).tolist()]),
+     "frames[0].keyframes.rotations[2]: must be a proper rotation (orthonormal, det +1) (got "
+     "[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]])"),
+    (lambda d: d["frames"][0]["keyframes"].update(speed=1.0), "frames[0].keyframes: unknown "
+     "key 'speed'; allowed: times, origins, rotations, rotvecs"),
+    (lambda d: d["frames"][0].update(linear_velocity=[1.0, 0.0, 0.0]),
+     "frames[0]: may give keyframes or linear_velocity, not both"),
+    (lambda d: d["frames"][0].pop("keyframes"), "frames[0].origin: is required (or give "
+     "keyframes)"),
+])
+def test_invalid_keyframes_are_located(edit, expected):
+    data = _keyframed()
+    edit(data)
+    assert _error(data) == "scene.toml: " + expected
+
+
+def test_swivel_and_sliding_attachments():
+    data = _base()
+    data["frames"][0]["attach"][0].update(free_twist=True)
+    data["frames"].append({"origin": [0.0, 1.0, 0.5], "rotvec": [0.0, 0.0, np.pi / 2],
+                           "attach": [{"strand": "rope", "end": -1, "orientation": False,
+                                       "slide_axis": [2.0, 0.0, 0.0]}]})
+    scene = scene_from_dict(data)
+    first, last = scene.scene.frame_attachments
+    assert first.free_twist and first.orientation and first.slide_axis is None
+    assert not last.free_twist and not last.orientation
+    assert np.allclose(last.slide_axis, [1.0, 0.0, 0.0])           # normalised, frame axes
+    m = compile_scene(scene.scene)
+    assert m.co_free.tolist() == [[False, False, True]]
+    assert m.slide_point.tolist() == [8] and m.inv_mass[8] > 0      # the end keeps its mass
+    traj = simulate(scene.with_overrides(frames=5))
+    # the frame's x axis is world y: the end stays on the line x = 0.5, z = 0.5
+    assert np.allclose(traj.positions[:, 8, [0, 2]], 0.5, atol=1e-9)
+
+
+@pytest.mark.parametrize("attach, expected", [
+    ({"free_twist": True, "orientation": False}, "frames[0].attach[0].free_twist: needs "
+     "orientation = true (without orientation the end already turns freely) (got True)"),
+    ({"free_twist": 1}, "frames[0].attach[0].free_twist: must be true or false (got 1)"),
+    ({"slide_axis": [0.0, 0.0, 0.0]}, "frames[0].attach[0].slide_axis: must be a non-zero "
+     "vector (got [0.0, 0.0, 0.0])"),
+    ({"slide_axis": [1.0, 0.0]}, "frames[0].attach[0].slide_axis: must be a list of 3 numbers "
+     "[x, y, z] (got [1.0, 0.0])"),
+])
+def test_invalid_attachment_options_are_located(attach, expected):
+    data = _base()
+    data["frames"][0]["attach"][0].update(attach)
+    assert _error(data) == "scene.toml: " + expected
+
+
+def test_body_attachments_take_no_frame_options():
+    data = _base()
+    data["bodies"] = [{"position": [0.5, 0.0, 0.5], "mass": 0.01, "size": 0.01,
+                       "attach": [{"strand": "rope", "end": -1, "free_twist": True}]}]
+    assert "bodies[0].attach[0]: unknown key 'free_twist'" in _error(data)
+
+
+def test_strand_radius_and_friction():
+    data = _base()
+    radius = np.linspace(0.006, 0.002, 9).tolist()
+    data["strands"][0].update(radius=radius, friction=0.3)
+    data["strands"][1].update(radius=0.002)
+    scene = scene_from_dict(data)
+    rope, ring = scene.scene.strands
+    assert np.array_equal(rope.radius, radius) and rope.friction == 0.3
+    assert np.array_equal(ring.radius, np.full(12, 0.002)) and ring.friction is None
+    m = compile_scene(scene.scene)
+    # mass of the tapered rope: sum of rho pi r_e^2 L_e with r_e the mean of the edge's radii
+    re = 0.5 * (np.array(radius[:-1]) + np.array(radius[1:]))
+    ref = 1100.0 * np.pi * np.sum(re ** 2) * 0.5 / 8
+    rope_points = m.point_strand == 0
+    # the clamped first vertex is kinematic (mass 0): it held half the first edge's mass less
+    # the ghost's share
+    me0 = 1100.0 * np.pi * re[0] ** 2 * 0.5 / 8
+    missing = 0.5 * (me0 - m.mass[m.edge_ghost[0]])
+    assert np.sum(m.mass[rope_points]) + missing == pytest.approx(ref, rel=1e-12)
+    assert np.all(m.point_friction[rope_points] == 0.3)
+    assert np.all(np.isnan(m.point_friction[m.point_strand == 1]))
+    assert np.allclose(m.collide_radius[m.strand_vertices(0)], radius)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d["strands"][0].update(radius=[0.004] * 3),
+     "strands[0].radius: must be one number or 9 (one per vertex); it has 3 (got [0.004, 0.004, "
+     "0.004])"),
+    (lambda d: d["strands"][0].update(radius=[0.004] * 8 + [0.0]),
+     "strands[0].radius[8]: must be a finite number > 0 (got 0.0)"),
+    (lambda d: d["strands"][0].update(radius=-1.0),
+     "strands[0].radius: must be a finite number > 0 (got -1.0)"),
+    (lambda d: d["strands"][0].update(friction=-0.1),
+     "strands[0].friction: must be a finite number >= 0 (got -0.1)"),
+    (lambda d: d["strands"][0].update(friction="high"),
+     "strands[0].friction: must be a finite number >= 0 (got 'high')"),
+])
+def test_invalid_radius_and_friction_are_located(edit, expected):
+    data = _base()
+    edit(data)
+    assert _error(data) == "scene.toml: " + expected
+
+
+def test_loads_constant_and_windowed():
+    data = _base()
+    data["scene"].update(gravity=[0.0, 0.0, 0.0], frames=6)
+    data["loads"] = [{"strand": "rope", "vertex": -1, "force": [0.0, 0.0, 0.01]},
+                     {"strand": 1, "vertex": 3, "force": [0.0, 0.02, 0.0], "start": 0.02,
+                      "stop": 0.04}]
+    scene = scene_from_dict(data)
+    constant, windowed = scene.scene.loads
+    assert constant.vertex == 8 and np.array_equal(constant.at(1.0), [0.0, 0.0, 0.01])
+    assert windowed.strand == 1 and windowed.vertex == 3
+    for t, on in ((0.0, False), (0.0199, False), (0.02, True), (0.0399, True), (0.04, False)):
+        assert np.array_equal(windowed.at(t), [0.0, 0.02 if on else 0.0, 0.0]), t
+    traj = simulate(scene.with_overrides(frames=6))
+    # the ring (free, weightless) gains momentum 0.02 N x 0.02 s along y and keeps it: its
+    # centre moves at 0.0004 kg m/s / mass once the push is over
+    m = compile_scene(scene.scene)
+    ring = m.strand_vertices(1)
+    assert np.array_equal(traj.positions[2, ring], traj.positions[0, ring])   # before 0.02 s
+    mass = np.sum(m.mass[m.point_strand == 1])
+    v = 0.02 * 0.02 / mass
+    ring_mass = m.mass[ring]
+    centre = [np.sum(ring_mass * traj.positions[k, ring, 1]) / np.sum(ring_mass) for k in (4, 6)]
+    assert (centre[1] - centre[0]) / (2 * scene.dt) == pytest.approx(v, rel=0.02)
+
+
+@pytest.mark.parametrize("load, expected", [
+    ({"vertex": 9}, "loads[0].vertex: must be a vertex index in [-9, 8] of strand 'rope' "
+     "(got 9)"),
+    ({"strand": "rop"}, "loads[0].strand: unknown strand; available: 'rope', 'ring' (got "
+     "'rop')"),
+    ({"force": [0.0, 1.0]}, "loads[0].force: must be a list of 3 numbers [x, y, z] (got [0.0, "
+     "1.0])"),
+    ({"start": 1.0, "stop": 0.5}, "loads[0].stop: must be >= start (1) (got 0.5)"),
+    ({"vertex": 1.0}, "loads[0].vertex: must be an integer (got 1.0)"),
+    ({"weight": 1.0}, "loads[0]: unknown key 'weight'; allowed: strand, vertex, force, start, "
+     "stop"),
+])
+def test_invalid_loads_are_located(load, expected):
+    data = _base()
+    entry = {"strand": "rope", "vertex": -1, "force": [0.0, 0.0, 1.0]}
+    entry.update(load)
+    data["loads"] = [entry]
+    assert _error(data) == "scene.toml: " + expected
+
+
+def test_pulled_rope_example_carries_the_rope_through_its_keys():
+    scene = load_scene_file(ROOT / "examples" / "pulled_rope.toml")
+    motion = scene.scene.frames[0].motion
+    assert len(scene.scene.loads) == 2 and len(motion.times) == 4
+    steps = int(round(1.0 / scene.dt))
+    traj = simulate(scene.with_overrides(frames=steps))
+    # at t = 1 s the clamped top vertex is at the second key's origin, to round-off
+    assert np.allclose(traj.positions[-1, 0], [0.6, 0.0, 1.0], atol=1e-12)
+    assert np.all(np.isfinite(traj.positions))
+    # the weight keeps the rope nearly taut below the clamp: its length stays 0.8 m to 1 %
+    seg = np.linalg.norm(np.diff(traj.positions[-1], axis=0), axis=1)
+    assert np.sum(seg) == pytest.approx(0.8, rel=0.01)

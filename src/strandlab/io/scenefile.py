@@ -246,6 +246,10 @@ def _strand_kwargs(s: sf.StrandTable, n: int) -> dict:
         kw["velocities"] = np.tile(s.velocity, (n, 1))
     if s.d1 is not None:
         kw["d1"] = np.array(s.d1, dtype=np.float64)
+    if s.radius is not None:
+        kw["radius"] = np.array(s.radius, dtype=np.float64)
+    if s.friction is not None:
+        kw["friction"] = s.friction
     if s.pbd is not None:
         pbd = {}
         alpha = s.pbd.alpha
@@ -281,21 +285,38 @@ def _rotation(t) -> np.ndarray | None:
     return None if t.rotation is None else np.array(t.rotation, dtype=np.float64)
 
 
+def _keyframes(t: sf.KeyframesTable) -> dict:
+    """``SceneBuilder.add_frame`` keyframes of a ``keyframes`` table."""
+    kf = {"times": np.array(t.times, dtype=np.float64),
+          "origins": np.array(t.origins, dtype=np.float64)}
+    if t.rotvecs is not None:
+        from scipy.spatial.transform import Rotation
+        kf["rotations"] = Rotation.from_rotvec(t.rotvecs).as_matrix()
+    elif t.rotations is not None:
+        kf["rotations"] = np.array(t.rotations, dtype=np.float64)
+    return kf
+
+
 def _frames(f: SceneFile, b: SceneBuilder, where: str) -> None:
     """Kinematic frames and the strand ends clamped to them."""
     names = f.strand_names()
     for k, t in enumerate(f.frames):
         path = f"{where}: frames[{k}]"
-        kw = {"linear_velocity": t.linear_velocity, "angular_velocity": t.angular_velocity,
-              "start": t.start}
-        if t.stop is not None:
-            kw["stop"] = t.stop
-        with _wrap(path):
-            fid = b.add_frame(t.origin, _rotation(t), **kw)
+        if t.keyframes is not None:
+            with _wrap(f"{path}.keyframes"):
+                fid = b.add_frame(keyframes=_keyframes(t.keyframes))
+        else:
+            kw = {"linear_velocity": t.linear_velocity, "angular_velocity": t.angular_velocity,
+                  "start": t.start}
+            if t.stop is not None:
+                kw["stop"] = t.stop
+            with _wrap(path):
+                fid = b.add_frame(t.origin, _rotation(t), **kw)
         for i, a in enumerate(t.attach):
             with _wrap(f"{path}.attach[{i}]"):
                 b.attach_to_frame(sf.resolve(a.strand, names), fid, end=a.end,
-                                  orientation=a.orientation)
+                                  orientation=a.orientation, free_twist=a.free_twist,
+                                  slide_axis=a.slide_axis)
 
 
 def _meshes(f: SceneFile, b: SceneBuilder, where: str) -> None:
@@ -337,6 +358,32 @@ def _bodies(f: SceneFile, b: SceneBuilder, where: str) -> None:
                                  orientation=a.orientation)
 
 
+class WindowedLoad:
+    """A constant force [N] acting from ``start`` (inclusive) to ``stop`` (exclusive) [s]; zero
+    outside (a scene file's ``[[loads]]`` entry as a function of time)."""
+
+    def __init__(self, force, start=None, stop=None):
+        self.force = np.array(force, dtype=np.float64)
+        self.start = -np.inf if start is None else float(start)
+        self.stop = np.inf if stop is None else float(stop)
+        self._zero = np.zeros(3)
+
+    def __call__(self, t: float) -> np.ndarray:
+        return self.force if self.start <= t < self.stop else self._zero
+
+
+def _loads(f: SceneFile, b: SceneBuilder, where: str) -> None:
+    """Forces on strand vertices, constant or inside a time window."""
+    names = f.strand_names()
+    for k, ld in enumerate(f.loads):
+        with _wrap(f"{where}: loads[{k}]"):
+            sid = sf.resolve(ld.strand, names)
+            if ld.start is None and ld.stop is None:
+                b.add_load(sid, ld.vertex, ld.force)
+            else:
+                b.add_load(sid, ld.vertex, WindowedLoad(ld.force, ld.start, ld.stop))
+
+
 def _colliders(f: SceneFile, b: SceneBuilder, where: str) -> None:
     """Planes, spheres and capsules."""
     for k, c in enumerate(f.colliders):
@@ -363,6 +410,7 @@ def _build_scene(data, *, source: str, default_name: str) -> Simulation:
     _meshes(f, b, source)
     _triangle_attachments(f, b, source)
     _bodies(f, b, source)
+    _loads(f, b, source)
     _colliders(f, b, source)
     with _wrap(source):
         scene = b.build()

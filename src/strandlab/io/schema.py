@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Callable, ClassVar, Literal, Union
 
+import numpy as np
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
                       WrapValidator, model_validator)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = ["SceneFile", "SceneTable", "SolverTable", "MaterialTable", "StrandTable",
            "PBDStrandOptions", "LineShape", "HelixShape", "CircleShape", "FrameTable",
-           "Attachment", "BoxShape", "MeshTable", "TriangleAttachment", "BodyTable",
+           "Attachment", "FrameAttachment", "KeyframesTable", "LoadTable", "BoxShape",
+           "MeshTable", "TriangleAttachment", "BodyTable",
            "PlaneCollider", "SphereCollider", "CapsuleCollider", "COLLIDERS", "SHAPES",
            "SECTIONS", "located", "resolve"]
 
@@ -128,6 +130,8 @@ Direction = _either(NonZeroVector, _list_of(NonZeroVector, "a list of vectors, o
                                               at_least=1),
                     lambda v: isinstance(v, list) and bool(v) and isinstance(v[0], list))
 BoxSize = _either(Positive, _list_of(Positive, "a list of 3 numbers > 0", n=3), _is_list)
+Radius = _either(Positive, _list_of(Positive, "a list of numbers > 0, one per vertex",
+                                    at_least=2), _is_list)
 
 
 def _points(at_least: int):
@@ -302,6 +306,12 @@ class StrandTable(_Table):
                                                    "[rad]")
     fixed: Indices = Field([], description="vertices held at their initial position (negative "
                                            "indices count from the end)")
+    radius: Radius = Field(None, description="section radius [m], one number or one per vertex "
+                                             "(a tapered strand; default: the material's)")
+    friction: NonNegative = Field(None, description="Coulomb friction coefficient of the "
+                                                    "strand, combined with each collider's as "
+                                                    "the geometric mean (default: the "
+                                                    "collider's alone)")
     pbd: PBDStrandOptions = Field(None, description="options of the pbd solver")
 
     @property
@@ -334,6 +344,9 @@ class StrandTable(_Table):
         if self.d1 and isinstance(self.d1[0], list) and len(self.d1) != n_edges:
             raise located(("d1",), f"must be one vector or {n_edges} (one per edge); it has "
                                    f"{len(self.d1)}", self.d1)
+        if isinstance(self.radius, list) and len(self.radius) != n:
+            raise located(("radius",), f"must be one number or {n} (one per vertex); it has "
+                                       f"{len(self.radius)}", self.radius)
         _check_indices(self.fixed, n, ("fixed",), "a vertex index")
         return self
 
@@ -356,10 +369,67 @@ class Attachment(_Table):
 _Attachments = _tables(Attachment, "a list of tables {strand, end, orientation}")
 
 
-class FrameTable(_Table):
-    """``[[frames]]``: a kinematic frame, fixed or moving between ``start`` and ``stop``."""
+class FrameAttachment(Attachment):
+    """``{strand, end, orientation, free_twist, slide_axis}``: a strand end held by a frame."""
 
-    origin: Vector = Field(description="frame origin [m]")
+    free_twist: Flag = Field(False, description="a swivel: the held end turns freely about the "
+                                                "rod's axis (needs orientation)")
+    slide_axis: NonZeroVector = Field(None, description="the end vertex slides freely along "
+                                                        "this direction of the frame's axes, "
+                                                        "through its initial position")
+
+    @model_validator(mode="after")
+    def _swivel(self):
+        if self.free_twist and not self.orientation:
+            raise located(("free_twist",), "needs orientation = true (without orientation the "
+                                           "end already turns freely)", True)
+        return self
+
+
+_FrameAttachments = _tables(FrameAttachment, "a list of tables {strand, end, orientation, "
+                                             "free_twist, slide_axis}")
+
+
+class KeyframesTable(_Table):
+    """``keyframes = {times, origins, rotations | rotvecs}``: poses at increasing times,
+    interpolated smoothly (``strandlab.sim.motion.Keyframes``)."""
+
+    times: _list_of(Number, "a list of at least 2 times", at_least=2) = Field(
+        description="key times [s], increasing")
+    origins: _list_of(Vector, "a list of origins [x, y, z], one per time") = Field(
+        description="frame origin at each key [m]")
+    rotations: _list_of(Rotation, "a list of rotation matrices, one per time") = Field(
+        None, description="rows of the rotation matrix at each key (default: identity)")
+    rotvecs: _list_of(Vector, "a list of rotation vectors, one per time") = Field(
+        None, description="rotation vector at each key, axis times angle [rad]")
+
+    @model_validator(mode="after")
+    def _keys(self):
+        n = len(self.times)
+        for k in range(1, n):
+            if not self.times[k] > self.times[k - 1]:
+                raise located(("times", k), f"must be greater than the previous time "
+                                            f"({self.times[k - 1]:g})", self.times[k])
+        if self.rotations is not None and self.rotvecs is not None:
+            raise located((), "may give rotations or rotvecs, not both", None, rule=True)
+        for key in ("origins", "rotations", "rotvecs"):
+            v = getattr(self, key)
+            if v is not None and len(v) != n:
+                raise located((key,), f"must have {n} entries, one per time; it has {len(v)}",
+                              v)
+        for k, r in enumerate(self.rotations or ()):
+            a = np.array(r, dtype=np.float64)
+            if not np.allclose(a.T @ a, np.eye(3), atol=1e-6) or np.linalg.det(a) <= 0:
+                raise located(("rotations", k), "must be a proper rotation (orthonormal, "
+                                                "det +1)", r)
+        return self
+
+
+class FrameTable(_Table):
+    """``[[frames]]``: a kinematic frame, fixed, moving between ``start`` and ``stop`` or
+    following keyframes."""
+
+    origin: Vector = Field(None, description="frame origin [m] (required unless keyframes)")
     rotation: Rotation = Field(None, description="rows of a rotation matrix whose columns are "
                                                  "the frame axes (default: identity)")
     rotvec: Vector = Field(None, description="rotation vector, axis times angle [rad]")
@@ -369,11 +439,23 @@ class FrameTable(_Table):
                                                                   "velocity [rad/s]")
     start: Number = Field(0.0, description="the motion begins [s]")
     stop: Number = Field(None, description="the motion ends [s] (default: never)")
-    attach: _Attachments = Field([], description="strand ends clamped to this frame")
+    keyframes: KeyframesTable = Field(None, description="poses at key times, interpolated "
+                                                        "smoothly (instead of origin, rotation "
+                                                        "and velocities)")
+    attach: _FrameAttachments = Field([], description="strand ends clamped to this frame")
 
     @model_validator(mode="after")
     def _rotation(self):
         _one_rotation(self)
+        if self.keyframes is None:
+            if self.origin is None:
+                raise located(("origin",), "is required (or give keyframes)", None, rule=True)
+            return self
+        given = [k for k in ("origin", "rotation", "rotvec", "linear_velocity",
+                             "angular_velocity", "start", "stop") if k in self.model_fields_set]
+        if given:
+            raise located((), f"may give keyframes or {', '.join(given)}, not both", None,
+                          rule=True)
         return self
 
 
@@ -444,6 +526,23 @@ class BodyTable(_Table):
     @model_validator(mode="after")
     def _rotation(self):
         _one_rotation(self)
+        return self
+
+
+class LoadTable(_Table):
+    """``[[loads]]``: a force on one strand vertex, constant inside a time window."""
+
+    strand: Ref = Field(description="strand name or index")
+    vertex: Integer = Field(description="vertex index (negative indices count from the end)")
+    force: Vector = Field(description="force [N]")
+    start: Number = Field(None, description="the load begins to act [s] (default: from the "
+                                            "start)")
+    stop: Number = Field(None, description="the load stops acting [s] (default: never)")
+
+    @model_validator(mode="after")
+    def _window(self):
+        if self.start is not None and self.stop is not None and self.stop < self.start:
+            raise located(("stop",), f"must be >= start ({self.start:g})", self.stop)
         return self
 
 
@@ -532,6 +631,8 @@ class SceneFile(_Table):
         [], description="strand ends coupled to mesh triangles")
     bodies: _tables(BodyTable, "an array of tables [[bodies]]") = Field(
         [], description="small rigid bodies joining strand ends")
+    loads: _tables(LoadTable, "an array of tables [[loads]]") = Field(
+        [], description="forces on strand vertices")
     colliders: _tables(Collider, "an array of tables [[colliders]]") = Field(
         [], description="planes, spheres and capsules")
 
@@ -565,6 +666,12 @@ class SceneFile(_Table):
             if t.triangle >= n:
                 raise located(("triangle_attachments", k, "triangle"), f"must be a triangle "
                               f"index in [0, {n - 1}] of mesh {meshes[m]!r}", t.triangle)
+        for k, ld in enumerate(self.loads):
+            s = _reference(("loads", k, "strand"), ld.strand, strands, "strand")
+            n = self.strands[s].n_points
+            if not -n <= ld.vertex < n:
+                raise located(("loads", k, "vertex"), f"must be a vertex index in [{-n}, "
+                              f"{n - 1}] of strand {strands[s]!r}", ld.vertex)
         return self
 
 

@@ -70,7 +70,9 @@ def _shuffle(perm, start, n, seed):
 @njit(cache=True, inline="always")
 def _combine_friction(p, point_friction, contact_mu):
     """A strand's own friction coefficient combines with the collider's as their geometric
-    mean (NaN: the strand has none, the collider's applies)."""
+    mean (NaN: the strand has none, the collider's applies).  Call it once after each push
+    (``contact_mu[p]`` then holds the collider's coefficient), never on an already combined
+    value."""
     mu = point_friction[p]
     if mu == mu:
         contact_mu[p] = math.sqrt(mu * contact_mu[p])
@@ -291,8 +293,6 @@ def iterate(
                              lam_dist, k, dt2)
         for k in range(pin_point.shape[0]):
             project_pin(x, w, pin_point[k], pin_targets[k], pin_weights[k])
-        for k in range(slide_point.shape[0]):
-            project_line(x, w, slide_point[k], slide_origin[k], slide_dir[k])
         for k in range(co_idx.shape[0]):
             project_orientation(x, w, co_idx, k, co_rot, k, True, zero3, 0, co_rest_length[k],
                                 co_alpha, co_compliance, use_xpbd, lam_co, dt2,
@@ -306,12 +306,18 @@ def iterate(
                 fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s], tri_b, tri_c, tri_d, nrm,
                 self_thickness, self_skip,
             )
+        # sliding ends last in the pass: the lines are kinematic, so the pass ends with every
+        # sliding end exactly on its line
+        for k in range(slide_point.shape[0]):
+            project_line(x, w, slide_point[k], slide_origin[k], slide_dir[k])
         if planes.shape[0] + spheres.shape[0] + capsules.shape[0] > 0:
             for p in prange(n_points):
                 if collide_radius[p] > 0.0 and w[p] > 0.0:
+                    before = contact_depth[p]
                     collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                    collider_friction, contact_depth, contact_normal, contact_mu)
-                    _combine_friction(p, point_friction, contact_mu)
+                    if contact_depth[p] > before:  # pushed now: a collider's mu to combine
+                        _combine_friction(p, point_friction, contact_mu)
 
 
 @njit(cache=True, parallel=True)
@@ -363,10 +369,12 @@ def iterate_strands(
             if has_colliders:
                 for p in range(v0, v1):
                     if collide_radius[p] > 0.0 and w[p] > 0.0:
+                        before = contact_depth[p]
                         collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                        collider_friction, contact_depth, contact_normal,
                                        contact_mu)
-                        _combine_friction(p, point_friction, contact_mu)
+                        if contact_depth[p] > before:
+                            _combine_friction(p, point_friction, contact_mu)
 
 
 @njit(cache=True, parallel=True)

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 from scipy.interpolate import CubicSpline
-from scipy.spatial.transform import Rotation, RotationSpline
+from scipy.spatial.transform import Rotation
 
 from .validate import as_vector, check_rotation
 
@@ -93,16 +93,19 @@ class Keyframes(Motion):
     """Poses at increasing ``times`` [s] (``K >= 2``), interpolated smoothly.
 
     ``origins`` [K, 3] [m] are joined by a cubic spline with zero velocity at both ends;
-    ``rotations`` [K, 3, 3] (default: identity throughout) by a rotation spline with continuous
-    angular velocity and acceleration (scipy's ``RotationSpline``).  Before the first and after
-    the last key the frame holds its first and last pose.
+    ``rotations`` [K, 3, 3] (default: identity throughout) as ``R(t) = R_0 exp(phi(t))``, where
+    the rotation vector ``phi`` [rad] is a cubic spline with zero rate at both ends through the
+    rotation vectors of ``R_0^T R_k`` (each taken within half a turn of the previous one, so
+    consecutive keys must differ by less than half a turn): the angular velocity is continuous
+    and zero at both ends.  Before the first and after the last key the frame holds its first
+    and last pose, and at a key time the pose is that key's exactly.
     """
 
     times: np.ndarray
     origins: np.ndarray
     rotations: np.ndarray | None = None
     _pos: CubicSpline = field(init=False, repr=False)
-    _rot: RotationSpline | None = field(init=False, repr=False)
+    _rot: CubicSpline | None = field(init=False, repr=False)
 
     def __post_init__(self):
         t = np.asarray(self.times, dtype=np.float64)
@@ -130,19 +133,44 @@ class Keyframes(Motion):
         for k in range(len(t)):
             check_rotation(f"keyframe rotation {k}", r[k])
         object.__setattr__(self, "rotations", r)
-        object.__setattr__(self, "_rot", RotationSpline(t, Rotation.from_matrix(r)))
+        object.__setattr__(self, "_rot", CubicSpline(t, _unwrapped_rotvecs(r), bc_type="clamped"))
 
     def pose(self, t):
         tc = min(max(float(t), self.times[0]), self.times[-1])
+        k = int(np.searchsorted(self.times, tc))
+        if k < len(self.times) and self.times[k] == tc:  # a key: its pose exactly
+            r = np.eye(3) if self.rotations is None else self.rotations[k].copy()
+            return r, self.origins[k].copy()
         o = self._pos(tc)
-        r = np.eye(3) if self._rot is None else self._rot(tc).as_matrix()
-        return r, o
+        if self._rot is None:
+            return np.eye(3), o
+        return self.rotations[0] @ Rotation.from_rotvec(self._rot(tc)).as_matrix(), o
 
     def to_dict(self) -> dict:
         d = {"type": "keyframes", "times": self.times.tolist(), "origins": self.origins.tolist()}
         if self.rotations is not None:
             d["rotations"] = self.rotations.tolist()
         return d
+
+
+def _unwrapped_rotvecs(r: np.ndarray) -> np.ndarray:
+    """Rotation vectors [K, 3] [rad] of ``r[0]^T r[k]``, each the one of its rotation (the
+    principal vector plus whole turns about its axis) nearest to the previous key's."""
+    rel = Rotation.from_matrix(np.einsum("ji,kjl->kil", r[0], r)).as_rotvec()
+    out = np.zeros_like(rel)
+    for k in range(1, len(rel)):
+        v, prev = rel[k], out[k - 1]
+        ang = float(np.linalg.norm(v))
+        if ang > 1e-12:
+            axis = v / ang
+        elif np.linalg.norm(prev) > 1e-12:
+            axis = prev / np.linalg.norm(prev)
+        else:
+            continue  # identity after identity
+        n0 = round(float(np.dot(prev, axis)) / (2 * math.pi))
+        cands = [v + 2 * math.pi * n * axis for n in (n0 - 1, n0, n0 + 1)]
+        out[k] = min(cands, key=lambda c: float(np.linalg.norm(c - prev)))
+    return out
 
 
 @dataclass(frozen=True, eq=False)
