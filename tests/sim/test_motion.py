@@ -240,3 +240,12 @@ def test_function_returning_bad_values_names_the_function_and_time():
     solver.step(st, st, 0.01)
     with pytest.raises(ValueError, match=r"push\(0\.03\) origin: not finite"):
         solver.step(st, st, 0.01)
+
+
+def test_keyframes_or_motion_with_an_origin_is_refused():
+    b = sl.SceneBuilder()
+    kf = {"times": [0.0, 1.0], "origins": [[0, 0, 0], [1, 0, 0]]}
+    with pytest.raises(ValueError, match="frame 0: keyframes or a motion set the pose"):
+        b.add_frame((0, 0, 1), keyframes=kf)
+    with pytest.raises(ValueError, match="frame 0: keyframes or a motion set the pose"):
+        b.add_frame(rotation=np.eye(3), motion=lambda t: (0.0, 0.0, t))

@@ -179,7 +179,7 @@ class SceneBuilder:
             self._loads.append(PointLoad(strand, vertex % n, force=f))
 
     # ------------------------------------------------------------------ frames
-    def add_frame(self, origin=(0.0, 0.0, 0.0), rotation=None, *, linear_velocity=(0, 0, 0),
+    def add_frame(self, origin=None, rotation=None, *, linear_velocity=(0, 0, 0),
                   angular_velocity=(0, 0, 0), start: float = 0.0, stop: float = math.inf,
                   keyframes: Mapping | None = None, motion=None) -> int:
         """A kinematic frame: fixed, moving with constant velocity, following keyframes, or a
@@ -199,7 +199,10 @@ class SceneBuilder:
                  any(np.any(np.asarray(v) != 0) for v in (linear_velocity, angular_velocity))]
         if sum(given) > 1:
             raise ValueError(f"{label}: give one of velocities, keyframes or motion")
-        o = as_vector(f"{label} origin", origin)
+        if (given[0] or given[1]) and (origin is not None or rotation is not None):
+            raise ValueError(f"{label}: keyframes or a motion set the pose; leave origin and "
+                             "rotation out")
+        o = as_vector(f"{label} origin", (0.0, 0.0, 0.0) if origin is None else origin)
         r = np.eye(3) if rotation is None else check_rotation(f"{label} rotation", rotation)
         if keyframes is not None:
             if not isinstance(keyframes, Mapping) or "times" not in keyframes \
