@@ -22,28 +22,13 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from helpers import fd_jacobian, omega_ref as _omega_ref
+from helpers import rel_err as _rel_err
 from strandlab.geometry.darboux import darboux, darboux_all, darboux_gradient, darboux_of
 from strandlab.geometry.frames import frame_of
 
 
 # ----------------------------------------------------------------------------- references
-def _paper_frame(p0, p1, pg):
-    """Eq. (3): columns (d1, d2, d3)."""
-    d3 = (p1 - p0) / np.linalg.norm(p1 - p0)
-    u = np.cross(d3, pg - p0)
-    d2 = u / np.linalg.norm(u)
-    return np.column_stack([np.cross(d2, d3), d2, d3])
-
-
-def _omega_ref(p6, rest_len, rot=None):
-    """Eq. (10), middle expression, for frames A = (p0, p1, p2) [times rot] and B = (p3, p4, p5)."""
-    da = _paper_frame(*p6[0:3])
-    if rot is not None:
-        da = da @ rot
-    db = _paper_frame(*p6[3:6])
-    q = da.T @ db
-    vect = 0.5 * np.array([q[2, 1] - q[1, 2], q[0, 2] - q[2, 0], q[1, 0] - q[0, 1]])
-    return (4.0 / rest_len) * vect / (1.0 + np.trace(q))
 
 
 def _points_of_frame(d, origin, edge=1.0, ghost=0.6):
@@ -66,20 +51,12 @@ def _gradient(x, idx, rest_len, rot=None):
 def _fd_gradient(x, idx, rest_len, h, rot=None):
     """Central differences of darboux_of, per point, placed in the first slot holding the point."""
     idx = list(idx)
+    pts = sorted(set(idx))
+    jac = fd_jacobian(lambda y: darboux_of(y[idx], rest_len, rot), x, pts, h)
     fd = np.zeros((6, 3, 3))
-    for p in sorted(set(idx)):
-        slot = idx.index(p)
-        for s in range(3):
-            xp = x.copy()
-            xm = x.copy()
-            xp[p, s] += h
-            xm[p, s] -= h
-            fd[slot, :, s] = (darboux_of(xp[idx], rest_len, rot) - darboux_of(xm[idx], rest_len, rot)) / (2 * h)
+    for k, p in enumerate(pts):
+        fd[idx.index(p)] = jac[k]
     return fd
-
-
-def _rel_err(a, b):
-    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
 def _rod_element(p0, p1, p2, g0dir, g1dir, lg):

@@ -16,33 +16,13 @@ about 1e-8 + 2.2e-6, so rtol 1e-5 (measured: below 1e-7).
 import numpy as np
 import pytest
 
+from helpers import fd_jacobian, paper_frame as _paper_frame, rel_err as _rel_err
 from strandlab.geometry.frames import frame_jacobians_of, frame_of
-
-
-def _paper_frame(p0, p1, pg):
-    """Eq. (3) written out: columns (d1, d2, d3)."""
-    d3 = (p1 - p0) / np.linalg.norm(p1 - p0)
-    u = np.cross(d3, pg - p0)
-    d2 = u / np.linalg.norm(u)
-    d1 = np.cross(d2, d3)
-    return np.column_stack([d1, d2, d3])
 
 
 def _fd_jacobian(p, h):
     """Central differences of frame_of: J[k, m, r, s] = d D[r, m] / d p_k[s]."""
-    jac = np.zeros((3, 3, 3, 3))
-    for k in range(3):
-        for s in range(3):
-            pp = p.copy()
-            pm = p.copy()
-            pp[k, s] += h
-            pm[k, s] -= h
-            jac[k, :, :, s] = ((frame_of(*pp) - frame_of(*pm)) / (2 * h)).T
-    return jac
-
-
-def _rel_err(a, b):
-    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+    return fd_jacobian(lambda y: frame_of(*y).T, p, range(3), h).reshape(3, 3, 3, 3)
 
 
 def _generic(seed):

@@ -229,3 +229,46 @@ def test_bad_offsets_and_flags_are_rejected():
         writhe_segments(pts, [0, 5, 10], [False, False, True])
     with pytest.raises(ValueError, match="offsets must have shape"):
         writhe_segments(pts, [[0, 10]], [False])
+
+
+# ---------------------------------------------------------------------------------- open curves
+def _polyline_gauss_integral(x, m=12):
+    """Writhe of an open polyline by brute force: the Gauss double integral
+    ``1 / (4 pi) sum_{i != j} int int (t_i x t_j) . (r_i - r_j) / |r_i - r_j|^3 ds_i ds_j`` over
+    every pair of non-adjacent segments by ``m``-point Gauss-Legendre quadrature on each.
+
+    The integrand of a pair is smooth (the segments are at least one edge apart), so the error
+    falls like the quadrature's ``(h / d)^(2m)``: below 1e-10 here.  Adjacent segments lie in
+    one plane and contribute nothing.
+    """
+    nodes, weights = np.polynomial.legendre.leggauss(m)
+    s = 0.5 * (nodes + 1.0)
+    wq = 0.5 * weights
+    seg = x[1:] - x[:-1]
+    pts = x[:-1, None, :] + s[None, :, None] * seg[:, None, :]       # [n_seg, m, 3]
+    total = 0.0
+    n_seg = len(seg)
+    for i in range(n_seg):
+        for j in range(i + 2, n_seg):
+            d = pts[i][:, None, :] - pts[j][None, :, :]                 # [m, m, 3]
+            integrand = d @ np.cross(seg[i], seg[j]) / np.linalg.norm(d, axis=2) ** 3
+            total += wq @ integrand @ wq
+    return 2.0 * total / (4.0 * np.pi)
+
+
+@pytest.mark.parametrize("n, turns", [(40, 2.0), (31, 1.3)])
+def test_open_helix_matches_the_brute_force_gauss_integral(n, turns):
+    h = _open_helix(n, turns)
+    reference = _polyline_gauss_integral(h)
+    assert writhe(h) == pytest.approx(reference, abs=1e-8)
+    # every segment matters: the end segments change the writhe far beyond the tolerance
+    assert abs(reference - _polyline_gauss_integral(h[:-1])) > 1e-4
+    assert abs(reference - _polyline_gauss_integral(h[1:])) > 1e-4
+
+
+def test_open_polyline_with_few_segments_matches_the_pair_sum():
+    # three segments: only the first and the last are not adjacent
+    p = np.array([[0.0, 0, 0], [1.0, 0, 0], [1.0, 1.0, 0.3], [0.2, 0.4, 1.0]])
+    ref = segment_pair_solid_angle(p[0], p[1], p[2], p[3]) / (2 * np.pi)
+    assert writhe(p) == pytest.approx(ref, abs=1e-15) and ref != 0.0
+    assert writhe(p) == pytest.approx(_polyline_gauss_integral(p, m=40), abs=1e-6)

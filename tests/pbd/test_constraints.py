@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from helpers import fd_jacobian as _fd_jacobian, omega_ref
 from strandlab.pbd.constraints import (
     FREE_COMPLIANCE,
     project_bisector,
@@ -33,35 +34,9 @@ from strandlab.pbd.constraints import (
 
 
 # ----------------------------------------------------------------------------- references
-def _frame(p0, p1, pg):
-    d3 = (p1 - p0) / np.linalg.norm(p1 - p0)
-    u = np.cross(d3, pg - p0)
-    d2 = u / np.linalg.norm(u)
-    return np.column_stack([np.cross(d2, d3), d2, d3])
-
-
 def _omega(x, idx, rest_len, rot=None):
     """Eq. (10) middle expression."""
-    da = _frame(*x[idx[0:3]])
-    if rot is not None:
-        da = da @ rot
-    q = da.T @ _frame(*x[idx[3:6]])
-    vect = 0.5 * np.array([q[2, 1] - q[1, 2], q[0, 2] - q[2, 0], q[1, 0] - q[0, 1]])
-    return (4.0 / rest_len) * vect / (1.0 + np.trace(q))
-
-
-def _fd_jacobian(f, x, pts, h):
-    """d f / d x[p] for p in pts (central differences): shape [len(pts), M, 3]."""
-    m = np.atleast_1d(f(x)).size
-    jac = np.zeros((len(pts), m, 3))
-    for k, p in enumerate(pts):
-        for s in range(3):
-            xp = x.copy()
-            xm = x.copy()
-            xp[p, s] += h
-            xm[p, s] -= h
-            jac[k, :, s] = (np.atleast_1d(f(xp)) - np.atleast_1d(f(xm))) / (2 * h)
-    return jac
+    return omega_ref(x[np.asarray(idx)], rest_len, rot)
 
 
 def _eq17(jac, w, pts, c):

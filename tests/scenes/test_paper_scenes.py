@@ -140,6 +140,7 @@ def test_hair_drapes_on_the_head_without_penetrating():
     assert np.isfinite(state.x).all()
 
 
+@pytest.mark.slow  # two full network scenes: about 30 s with warm kernels
 def test_network_joint_transmits_torque():
     # With the rigid-body orientation constraint the branches keep their angle to the trunk;
     # with a ball joint (pins only) the same branches fold down under gravity.

@@ -1,0 +1,54 @@
+"""Reference formulas and finite differences shared by the tests (imported as ``helpers``).
+
+Written from the paper's definitions, independently of the package: the material frame of eq. (3)
+and the modified Darboux vector of eq. (10) (middle expression) of Umetani, Schmidt and Stam
+2014, with the sign of ``docs/pbd.md``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["paper_frame", "omega_ref", "fd_jacobian", "rel_err"]
+
+
+def paper_frame(p0, p1, pg):
+    """Eq. (3): columns (d1, d2, d3); d3 along the edge, d2 = unit(d3 x (pg - p0)), d1 = d2 x d3."""
+    d3 = (p1 - p0) / np.linalg.norm(p1 - p0)
+    u = np.cross(d3, pg - p0)
+    d2 = u / np.linalg.norm(u)
+    return np.column_stack([np.cross(d2, d3), d2, d3])
+
+
+def omega_ref(p6, rest_len, rot=None):
+    """Eq. (10), middle expression, for frames A = (p0, p1, p2) [times rot] and B = (p3, p4, p5).
+
+    ``Omega = (4 / l) vect(Q) / (1 + tr Q)``, ``Q = D_A^T D_B`` [1/m].
+    """
+    da = paper_frame(*p6[0:3])
+    if rot is not None:
+        da = da @ rot
+    q = da.T @ paper_frame(*p6[3:6])
+    vect = 0.5 * np.array([q[2, 1] - q[1, 2], q[0, 2] - q[2, 0], q[1, 0] - q[0, 1]])
+    return (4.0 / rest_len) * vect / (1.0 + np.trace(q))
+
+
+def fd_jacobian(f, x, pts, h):
+    """Central differences ``d f / d x[p]`` for ``p`` in ``pts``: shape [len(pts), M, 3].
+
+    ``f`` maps positions ``x`` [n, 3] to an array of ``M`` values (flattened, C order).
+    """
+    m = np.atleast_1d(f(x)).size
+    jac = np.zeros((len(pts), m, 3))
+    for k, p in enumerate(pts):
+        for s in range(3):
+            xp = x.copy()
+            xm = x.copy()
+            xp[p, s] += h
+            xm[p, s] -= h
+            jac[k, :, s] = (np.ravel(f(xp)) - np.ravel(f(xm))) / (2 * h)
+    return jac
+
+
+def rel_err(a, b):
+    """Largest absolute difference relative to the largest entry of the reference ``b``."""
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
