@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import strandlab as sl
+from strandlab.pbd import compile_scene
 from strandlab.sim.shapes import line
 
 RADIUS = 0.005
@@ -36,9 +37,9 @@ def _rope_on_plane(gravity, normal=(0, 0, 1), point=(0, 0, 0), friction=0.0, n=8
     start = np.asarray(point, float) + (RADIUS + lift) * normal
     b = sl.SceneBuilder(gravity=tuple(gravity))
     mat = sl.Material(young_modulus=1e6, density=1000.0, radius=RADIUS)
-    b.add_strand(line(start, start + length * side, n), material=mat, ghost_direction=normal)
+    b.add_strand(line(start, start + length * side, n), material=mat, d1=normal)
     b.add_plane(point, normal, friction=friction)
-    return b.build(), normal
+    return compile_scene(b.build()), normal
 
 
 def _run(model, steps, dt, **settings):

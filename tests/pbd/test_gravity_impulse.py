@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import strandlab as sl
+from strandlab.pbd import compile_scene
 from strandlab.pbd import kernels as K
 
 G = np.array([0.3, -0.4, -9.81])
@@ -28,10 +29,10 @@ def _model(fixed_first=False):
     b = sl.SceneBuilder(gravity=tuple(G))
     mat = sl.Material(young_modulus=1e6, density=1000.0, radius=0.01)
     pts = np.array([[0, 0, 0], [0.1, 0, 0], [0.25, 0.02, 0], [0.3, 0.1, 0], [0.5, 0.1, 0.05]])
-    s = b.add_strand(pts, material=mat, ghost_direction=(0, 0, 1), ghost_mass_ratio=0.3)
+    s = b.add_strand(pts, material=mat, d1=(0, 0, 1), options={"pbd": {"ghost_mass_ratio": 0.3}})
     if fixed_first:
         b.fix_vertex(s, 0)
-    return b.build()
+    return compile_scene(b.build())
 
 
 def _predict(m, v_in, mid_in, mode=K.GRAVITY_CORRECTED, damping=DAMPING):
