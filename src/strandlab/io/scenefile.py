@@ -298,6 +298,8 @@ def _solver_section(r: _Reader, data: dict) -> PBDSettings:
     for key, value in t.items():
         path = f"solver.{key}"
         d = defaults[key]
+        if d is None:  # optional fields: a value of the field's kind
+            d = PBDSettings.OPTIONAL_KINDS[key]()
         if isinstance(d, bool):
             kw[key] = r.boolean(value, path)
         elif isinstance(d, int):
