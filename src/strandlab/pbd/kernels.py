@@ -37,6 +37,7 @@ CHECK_OK = 0
 CHECK_NONFINITE = 1
 CHECK_STRAIN = 2
 CHECK_SPEED = 3
+CONTACT_LENGTH_ROUNDS = 10  # length solves after collision pushes, per pass (direct strands)
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
@@ -303,6 +304,19 @@ def iterate(
                 if collide_radius[p] > 0.0 and w[p] > 0.0:
                     collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                    collider_friction, contact_depth, contact_normal, contact_mu)
+            # collision pushes stretch edges: lengths again, then the (now small) remaining
+            # penetrations
+            for s in prange(n_strands):
+                e0 = strand_edge_start[s]
+                e1 = strand_edge_start[s + 1]
+                if strand_direct[s] and e1 > e0:
+                    _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length,
+                                          edge_compliance, lam_len, e0, e1, dt2, tri_b, tri_c,
+                                          tri_d, nrm)
+            for p in prange(n_points):
+                if collide_radius[p] > 0.0 and w[p] > 0.0:
+                    collide_point(p, x, collide_radius[p], planes, spheres, capsules,
+                                   collider_friction, contact_depth, contact_normal, contact_mu)
 
 
 @njit(cache=True, parallel=True)
@@ -352,11 +366,30 @@ def iterate_strands(
                 self_thickness, self_skip,
             )
             if has_colliders:
+                moved = False
                 for p in range(v0, v1):
                     if collide_radius[p] > 0.0 and w[p] > 0.0:
+                        x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
                         collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                        collider_friction, contact_depth, contact_normal,
                                        contact_mu)
+                        moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
+                # collision pushes stretch edges: alternate exact lengths and the remaining
+                # (shrinking) penetrations a few times
+                rounds = 0
+                while moved and strand_direct[s] and rounds < CONTACT_LENGTH_ROUNDS:
+                    rounds += 1
+                    _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length,
+                                          edge_compliance, lam_len, strand_edge_start[s],
+                                          strand_edge_start[s + 1], dt2, tri_b, tri_c, tri_d, nrm)
+                    moved = False
+                    for p in range(v0, v1):
+                        if collide_radius[p] > 0.0 and w[p] > 0.0:
+                            x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
+                            collide_point(p, x, collide_radius[p], planes, spheres, capsules,
+                                           collider_friction, contact_depth, contact_normal,
+                                           contact_mu)
+                            moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
 
 
 @njit(cache=True, parallel=True)
