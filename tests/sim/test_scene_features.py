@@ -83,7 +83,7 @@ def test_load_function_acts_from_its_start_time():
     s = b.add_strand(line((0, 0, 0), (0.3, 0, 0), 6), material=mat)
     b.attach_to_frame(s, b.add_frame((0, 0, 0)), end=0)
     b.add_load(s, 6, lambda t: (0.0, 0.0, 0.01) if t >= t0 else (0.0, 0.0, 0.0))
-    solver = sl.PBDSolver(b.build(), sl.PBDSettings(iterations=4))
+    solver = sl.PBDSolver(b.build(), sl.PBDSettings(iterations=4, substeps=1))
     st = solver.state()
     x0 = solver.output(st).positions.copy()
     tip = []

@@ -25,7 +25,8 @@ from .constraints import (
 )
 
 __all__ = ["ORDER_INTERLEAVED", "ORDER_SEQUENTIAL", "ORDER_RANDOM", "GRAVITY_CORRECTED",
-           "GRAVITY_FULL", "GRAVITY_NONE", "predict", "iterate", "iterate_strands", "finish", "first_bad_strand"]
+           "GRAVITY_FULL", "GRAVITY_NONE", "CHECK_OK", "CHECK_NONFINITE", "CHECK_STRAIN", "CHECK_SPEED",
+           "predict", "iterate", "iterate_strands", "finish", "first_bad_strand", "check_state"]
 
 ORDER_INTERLEAVED = 0
 ORDER_SEQUENTIAL = 1
@@ -33,6 +34,11 @@ ORDER_RANDOM = 2
 GRAVITY_CORRECTED = 0
 GRAVITY_FULL = 1
 GRAVITY_NONE = 2
+CHECK_OK = 0
+CHECK_NONFINITE = 1
+CHECK_STRAIN = 2
+CHECK_SPEED = 3
+CONTACT_LENGTH_ROUNDS = 10  # length solves after collision pushes, per pass (direct strands)
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
@@ -318,6 +324,24 @@ def iterate(
                                    collider_friction, contact_depth, contact_normal, contact_mu)
                     if contact_depth[p] > before:  # pushed now: a collider's mu to combine
                         _combine_friction(p, point_friction, contact_mu)
+            # collision pushes stretch edges: lengths again, then the (now small) remaining
+            # penetrations
+            for s in prange(n_strands):
+                e0 = strand_edge_start[s]
+                e1 = strand_edge_start[s + 1]
+                if strand_direct[s] and e1 > e0:
+                    _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length,
+                                          edge_compliance, lam_len, e0, e1, dt2, tri_b, tri_c,
+                                          tri_d, nrm)
+            for k in range(slide_point.shape[0]):
+                project_line(x, w, slide_point[k], slide_origin[k], slide_dir[k])
+            for p in prange(n_points):
+                if collide_radius[p] > 0.0 and w[p] > 0.0:
+                    before = contact_depth[p]
+                    collide_point(p, x, collide_radius[p], planes, spheres, capsules,
+                                   collider_friction, contact_depth, contact_normal, contact_mu)
+                    if contact_depth[p] > before:
+                        _combine_friction(p, point_friction, contact_mu)
 
 
 @njit(cache=True, parallel=True)
@@ -367,14 +391,36 @@ def iterate_strands(
                 self_thickness, self_skip,
             )
             if has_colliders:
+                moved = False
                 for p in range(v0, v1):
                     if collide_radius[p] > 0.0 and w[p] > 0.0:
+                        x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
                         before = contact_depth[p]
                         collide_point(p, x, collide_radius[p], planes, spheres, capsules,
                                        collider_friction, contact_depth, contact_normal,
                                        contact_mu)
                         if contact_depth[p] > before:
                             _combine_friction(p, point_friction, contact_mu)
+                        moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
+                # collision pushes stretch edges: alternate exact lengths and the remaining
+                # (shrinking) penetrations a few times
+                rounds = 0
+                while moved and strand_direct[s] and rounds < CONTACT_LENGTH_ROUNDS:
+                    rounds += 1
+                    _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length,
+                                          edge_compliance, lam_len, strand_edge_start[s],
+                                          strand_edge_start[s + 1], dt2, tri_b, tri_c, tri_d, nrm)
+                    moved = False
+                    for p in range(v0, v1):
+                        if collide_radius[p] > 0.0 and w[p] > 0.0:
+                            x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
+                            before = contact_depth[p]
+                            collide_point(p, x, collide_radius[p], planes, spheres, capsules,
+                                           collider_friction, contact_depth, contact_normal,
+                                           contact_mu)
+                            if contact_depth[p] > before:
+                                _combine_friction(p, point_friction, contact_mu)
+                            moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
 
 
 @njit(cache=True, parallel=True)
@@ -422,3 +468,45 @@ def first_bad_strand(x, v, particle_strand):
             if not (math.isfinite(x[p, r]) and math.isfinite(v[p, r])):
                 return p, particle_strand[p]
     return -1, -1
+
+
+@njit(cache=True)
+def check_state(x, v, inv_mass, point_strand, edge_p0, edge_p1, edge_rest_length, max_strain,
+                max_speed):
+    """One pass over a state: non-finite values, then edge strain, then point speed.
+
+    ``max_strain`` (dimensionless) and ``max_speed`` [m/s] may be ``inf`` (no bound); only
+    points with mass are speed-checked (kinematic points move as prescribed).  Returns
+    ``(code, index, strand, value)``: ``CHECK_OK``; ``CHECK_NONFINITE`` with the point;
+    ``CHECK_STRAIN`` with the worst edge and its strain ``| |e| / L - 1 |``; ``CHECK_SPEED`` with
+    the fastest point and its speed.  ``strand`` is -1 for non-strand points.
+    """
+    p, strand = first_bad_strand(x, v, point_strand)
+    if p >= 0:
+        return CHECK_NONFINITE, p, strand, math.nan
+    worst = 0.0
+    we = -1
+    for e in range(edge_p0.shape[0]):
+        a = edge_p0[e]
+        b = edge_p1[e]
+        dx = x[b, 0] - x[a, 0]
+        dy = x[b, 1] - x[a, 1]
+        dz = x[b, 2] - x[a, 2]
+        strain = abs(math.sqrt(dx * dx + dy * dy + dz * dz) / edge_rest_length[e] - 1.0)
+        if strain > worst:
+            worst = strain
+            we = e
+    if we >= 0 and worst > max_strain:
+        return CHECK_STRAIN, we, point_strand[edge_p0[we]], worst
+    fast = 0.0
+    fp = -1
+    for q in range(v.shape[0]):
+        if inv_mass[q] > 0.0:
+            sp = v[q, 0] * v[q, 0] + v[q, 1] * v[q, 1] + v[q, 2] * v[q, 2]
+            if sp > fast:
+                fast = sp
+                fp = q
+    fast = math.sqrt(fast)
+    if fp >= 0 and fast > max_speed:
+        return CHECK_SPEED, fp, point_strand[fp], fast
+    return CHECK_OK, -1, -1, 0.0
