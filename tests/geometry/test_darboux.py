@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from helpers import fd_jacobian, omega_ref as _omega_ref
+from helpers import fd_jacobian
+from helpers import omega_ref as _omega_ref
 from helpers import rel_err as _rel_err
 from strandlab.geometry.darboux import darboux, darboux_all, darboux_gradient, darboux_of
 from strandlab.geometry.frames import frame_of
-
 
 # ----------------------------------------------------------------------------- references
 
@@ -65,7 +65,6 @@ def _rod_element(p0, p1, p2, g0dir, g1dir, lg):
     Returns points [p0, p1, g0, p2, g1] and the shared-vertex index row [0, 1, 2, 1, 3, 4].
     """
     pts = [np.asarray(p, float) for p in (p0, p1, p2)]
-    out = [pts[0], pts[1]]
     ghosts = []
     for a, b, gd in ((pts[0], pts[1], g0dir), (pts[1], pts[2], g1dir)):
         t = (b - a) / np.linalg.norm(b - a)

@@ -16,7 +16,9 @@ about 1e-8 + 2.2e-6, so rtol 1e-5 (measured: below 1e-7).
 import numpy as np
 import pytest
 
-from helpers import fd_jacobian, paper_frame as _paper_frame, rel_err as _rel_err
+from helpers import fd_jacobian
+from helpers import paper_frame as _paper_frame
+from helpers import rel_err as _rel_err
 from strandlab.geometry.frames import frame_jacobians_of, frame_of
 
 

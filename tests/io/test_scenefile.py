@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from strandlab.pbd import compile_scene
 from strandlab.io.scenefile import load_scene_file, scene_from_dict
+from strandlab.pbd import compile_scene
 from strandlab.sim.runner import simulate
 
 if sys.version_info >= (3, 11):

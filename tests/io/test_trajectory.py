@@ -6,8 +6,13 @@ import zipfile
 import numpy as np
 import pytest
 
-from strandlab.io.trajectory import (Trajectory, d1_from_ghosts, edge_vertices, load_trajectory,
-                                     save_trajectory)
+from strandlab.io.trajectory import (
+    Trajectory,
+    d1_from_ghosts,
+    edge_vertices,
+    load_trajectory,
+    save_trajectory,
+)
 
 
 def _unit(v):

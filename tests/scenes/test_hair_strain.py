@@ -7,7 +7,6 @@ the first impact of the hair on the head (frames 14 to 28), where strain peaks.
 """
 import numpy as np
 
-from strandlab.pbd import PBDSolver
 from strandlab.scenes import get_scene
 
 

@@ -210,7 +210,7 @@ def test_clamped_end_follows_a_function_of_time():
 
     ends, poses, local = _clamped({"motion": shifted})
     assert np.linalg.norm(ends[-1] - ends[0]) > 0.02
-    for k, (x, (r, o)) in enumerate(zip(ends, poses)):
+    for k, (x, (_, o)) in enumerate(zip(ends, poses)):
         r_ref, o_ref = shifted(0.01 * (k + 1))
         assert np.allclose(o, o_ref, rtol=0, atol=1e-15)
         assert np.allclose(x, o_ref + r_ref @ local, rtol=0, atol=1e-12)

@@ -218,7 +218,10 @@ def test_swivel_end_leaves_the_rod_untwisted():
 
 
 # ----------------------------------------------------------------------------- friction
-def _slide_on_incline(strand_friction, plane_friction=0.5, theta=math.atan(0.3)):
+INCLINE = math.atan(0.3)  # slope angle [rad]
+
+
+def _slide_on_incline(strand_friction, plane_friction=0.5, theta=INCLINE):
     """Displacement [m] along the slope of a short strand lying across an incline, after 0.3 s."""
     n = np.array([-math.sin(theta), 0.0, math.cos(theta)])     # plane normal, slope down +x
     down = np.array([math.cos(theta), 0.0, math.sin(theta)])

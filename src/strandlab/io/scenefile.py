@@ -34,8 +34,8 @@ from pydantic import ConfigDict, ValidationError, create_model
 from ..sim.builder import SceneBuilder
 from ..sim.material import Material
 from ..sim.runner import Simulation
-from ..sim.solver import get_solver, solver_names
 from ..sim.shapes import box_mesh, circle, helix, line
+from ..sim.solver import get_solver, solver_names
 from . import schema as sf
 from .schema import SECTIONS, SceneFile
 
@@ -56,7 +56,8 @@ _NO_INPUT = ("missing", "unknown_key", "scene_rule", "extra_forbidden")
 
 # ---------------------------------------------------------------------------------- reading
 def load_scene_file(path) -> Simulation:
-    """Read a scene file (``.toml`` or ``.json``) and build its :class:`~strandlab.sim.runner.Simulation`.
+    """Read a scene file (``.toml`` or ``.json``) and build its
+    :class:`~strandlab.sim.runner.Simulation`.
 
     The scene name defaults to the file's stem.  Raises :class:`FileNotFoundError` for a
     missing file and :class:`ValueError` (naming the file) for an unsupported suffix, an

@@ -13,11 +13,20 @@ are that solver's settings, checked by the solver's settings class.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, ClassVar, Literal, Union
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
-                      WrapValidator, model_validator)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    WrapValidator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = ["SceneFile", "SceneTable", "SolverTable", "MaterialTable", "StrandTable",
@@ -72,7 +81,7 @@ def _expect(what: str, accept: Callable[[Any], bool] | None = None, *,
 def _either(first, second, use_second: Callable[[Any], bool]):
     """``first`` or ``second``, chosen by the input's form (errors keep their item paths)."""
     adapters = (TypeAdapter(first), TypeAdapter(second))
-    return Annotated[Union[first, second],
+    return Annotated[first | second,
                      WrapValidator(lambda v, _h: adapters[bool(use_second(v))].validate_python(v))]
 
 
@@ -120,7 +129,7 @@ Rotation = _list_of(Vector, "3 rows of 3 numbers (a rotation matrix)", n=3)
 Indices = _list_of(Integer, "a list of integer indices")
 Triangles = _list_of(_list_of(Integer, "3 vertex indices [i, j, k]", n=3),
                      "a non-empty list of [i, j, k] vertex indices", at_least=1)
-Ref = Annotated[Union[str, int],
+Ref = Annotated[str | int,
                 _expect("a name (string) or an index (integer)",
                         lambda v: isinstance(v, (str, int)) and not isinstance(v, bool))]
 End = Annotated[Literal[0, -1], _expect("0 (first vertex) or -1 (last vertex)",
@@ -595,7 +604,7 @@ def _collider(value, _handler):
     return _COLLIDER_ADAPTERS[kind].validate_python(value)
 
 
-Collider = Annotated[Union[PlaneCollider, SphereCollider, CapsuleCollider],
+Collider = Annotated[PlaneCollider | SphereCollider | CapsuleCollider,
                      Field(discriminator="type"), WrapValidator(_collider)]
 
 

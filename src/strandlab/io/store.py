@@ -16,8 +16,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .trajectory import (FORMAT_VERSION, Trajectory, TrajectoryBase, check_layout, check_status,
-                         decode_metadata, first_non_finite, metadata_json, with_solver)
+from .trajectory import (
+    FORMAT_VERSION,
+    Trajectory,
+    TrajectoryBase,
+    check_layout,
+    check_status,
+    decode_metadata,
+    first_non_finite,
+    metadata_json,
+    with_solver,
+)
 
 __all__ = ["TrajectoryWriter", "StoredTrajectory", "LazyFrames", "open_h5_trajectory",
            "write_h5_trajectory", "FORMAT_NAME"]

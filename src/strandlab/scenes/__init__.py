@@ -5,8 +5,8 @@ name to its entry (``description``, ``build``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..sim.runner import Simulation
 from .bodies import elastic_pendulum, network

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 import threading
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 
@@ -56,7 +56,7 @@ class Simulation:
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{self.name}: {k} must be an integer >= 1, got {show(v)}")
 
-    def with_overrides(self, *, frames=None, dt=None, **settings) -> "Simulation":
+    def with_overrides(self, *, frames=None, dt=None, **settings) -> Simulation:
         """A copy with run-time options applied and validated; ``settings`` are solver settings
         (e.g. ``iterations``, ``substeps``), ignored when None."""
         s = self

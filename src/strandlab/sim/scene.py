@@ -15,9 +15,9 @@ bodies (see :meth:`Scene.extra_layout`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Callable, Mapping
 
 import numpy as np
 

@@ -56,7 +56,8 @@ def circle(*, radius: float, segments: int, center=(0, 0, 0), normal=(0, 0, 1)) 
     u = perpendicular_unit(n)
     v = np.cross(n, u)
     t = np.linspace(0.0, 2 * np.pi, int(segments), endpoint=False)
-    return as_vector("circle center", center) + r * (np.cos(t)[:, None] * u + np.sin(t)[:, None] * v)
+    c = as_vector("circle center", center)
+    return c + r * (np.cos(t)[:, None] * u + np.sin(t)[:, None] * v)
 
 
 def box_mesh(center, size) -> tuple[np.ndarray, np.ndarray]:
