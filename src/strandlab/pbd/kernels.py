@@ -18,6 +18,8 @@ sets ``OMP_WAIT_POLICY=PASSIVE`` and ``KMP_BLOCKTIME=0`` unless already set (see
 
 Compile time.  The per-element functions are ordinary compiled functions (no Numba IR
 inlining): each compiles once and is shared by both twins; LLVM still inlines where it pays.
+Kernels use Numba's NumPy error model (a float division by zero gives inf or NaN, caught by the
+solver's finiteness check, instead of a test before every division).
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ GRAVITY_NONE = 2
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _ordered(k, n, mode):
     """Position ``k`` of a sweep over ``n`` constraints: sequential or bidirectional interleaving."""
     if mode == ORDER_INTERLEAVED:
@@ -67,7 +69,7 @@ def _ordered(k, n, mode):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _xorshift(state):
     state ^= (state << np.uint64(13)) & np.uint64(0xFFFFFFFFFFFFFFFF)
     state ^= state >> np.uint64(7)
@@ -75,7 +77,7 @@ def _xorshift(state):
     return state
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _shuffle(perm, start, n, seed):
     """Fill ``perm[start:start+n]`` with a permutation of ``0..n-1`` (Fisher-Yates, xorshift)."""
     for k in range(n):
@@ -89,7 +91,7 @@ def _shuffle(perm, start, n, seed):
         perm[start + j] = t
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance, lam_len,
                           e0, e1, dt2, tri_b, tri_c, tri_d, nrm):
     """All edge-length constraints of one open strand, solved together.
@@ -168,7 +170,7 @@ def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_complia
 # --------------------------------------------------------------------------------------------
 # One strand: prediction, constraint passes, collisions, velocities
 # --------------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _predict_strand(s, k, model, state_in, state_out, scratch, params):
     """Gravity (with the ghost-point correction of section 6), damping and predicted positions
     of strand ``s``'s vertices and ghost points, for substep ``k`` of the call.
@@ -236,7 +238,7 @@ def _predict_strand(s, k, model, state_in, state_out, scratch, params):
         _position_point(model.edge_ghost[e], k, model, x_in, v_out, x_pred, params)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _predict_point(p, w, v_in, v_out, dt, g, fd):
     for r in range(3):
         if w[p] > 0.0:
@@ -245,7 +247,7 @@ def _predict_point(p, w, v_in, v_out, dt, g, fd):
             v_out[p, r] = v_in[p, r]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _position_point(p, k, model, x_in, v_out, x_pred, params):
     d = model.point_drive[p]
     if d >= 0:
@@ -256,7 +258,7 @@ def _position_point(p, k, model, x_in, v_out, x_pred, params):
             x_pred[p, r] = x_in[p, r] + params.dt * v_out[p, r]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _project_strand(s, it, seed, model, scratch, params):
     """One pass over strand ``s``'s own constraints (edges, ghost points, orientation elements,
     self-contacts) on ``scratch.x_pred``; pass ``it`` of the substep whose seed is ``seed``."""
@@ -310,7 +312,7 @@ def _project_strand(s, it, seed, model, scratch, params):
                               scratch.tri_b, scratch.tri_c, scratch.tri_d, scratch.nrm)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _project_couplings(s, model, scratch, params):
     """One pass over the coupling orientation constraints of strand ``s`` (frame ends)."""
     dt2 = params.dt * params.dt
@@ -325,7 +327,7 @@ def _project_couplings(s, model, scratch, params):
                             scratch.grad[s], scratch.vec[s])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _collide_points(p0, p1, model, scratch):
     """Push points ``p0..p1`` out of the colliders (records contacts for friction)."""
     x = scratch.x_pred
@@ -341,7 +343,7 @@ def _collide_points(p0, p1, model, scratch):
                 scratch.contact_mu[p] = math.sqrt(mu * scratch.contact_mu[p])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _finish_point(p, model, x_in, scratch, dt, x_out, v_out):
     """Velocity from positions, Coulomb-like friction on contacts, commit the position."""
     x_pred = scratch.x_pred
@@ -364,7 +366,7 @@ def _finish_point(p, model, x_in, scratch, dt, x_out, v_out):
             v_out[p, 2] = vn * nz + scale * tz
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _finish_strand(s, model, x_in, scratch, dt, x_out, v_out):
     for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
         _finish_point(p, model, x_in, scratch, dt, x_out, v_out)
@@ -372,7 +374,7 @@ def _finish_strand(s, model, x_in, scratch, dt, x_out, v_out):
         _finish_point(model.edge_ghost[e], model, x_in, scratch, dt, x_out, v_out)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _clear_strand(s, model, scratch):
     """Zero strand ``s``'s multipliers and contact depths at the start of a substep."""
     for e in range(model.strand_edge_start[s], model.strand_edge_start[s + 1]):
@@ -387,12 +389,12 @@ def _clear_strand(s, model, scratch):
         scratch.contact_depth[p] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _substep_seed(params, k):
     return (params.seed + 7919 * k) % 2147483648
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _strand_substeps(s, model, state_in, state_out, scratch, params):
     """All substeps of strand ``s`` when strands are independent: predict, ``iterations``
     passes (couplings, own constraints, collisions of its vertices), velocities."""
@@ -413,7 +415,7 @@ def _strand_substeps(s, model, state_in, state_out, scratch, params):
 # --------------------------------------------------------------------------------------------
 # Points that belong to no strand (frames, meshes, bodies) and serial couplings
 # --------------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _predict_extra(k, model, state_in, state_out, scratch, params):
     g = model.gravity
     fd = max(0.0, 1.0 - params.damping * params.dt)
@@ -423,13 +425,13 @@ def _predict_extra(k, model, state_in, state_out, scratch, params):
         scratch.contact_depth[p] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _finish_extra(model, state_in, state_out, scratch, params):
     for p in range(model.n_strand_points, model.inv_mass.shape[0]):
         _finish_point(p, model, state_in.x, scratch, params.dt, state_out.x, state_out.v)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _project_serial(k, model, scratch, params):
     """One pass over the constraints between strands and other bodies: distances, pins,
     sliding ends and coupling orientation constraints (substep ``k``)."""
@@ -458,7 +460,7 @@ def _project_serial(k, model, scratch, params):
 # --------------------------------------------------------------------------------------------
 # Kernels: a parallel and a serial variant of each (small problems step serially)
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def step_independent(model, state_in, state_out, scratch, params):
     """``params.n_sub`` substeps of a scene whose strands are independent of each other, in
     one parallel loop over strands.
@@ -480,7 +482,7 @@ def step_independent(model, state_in, state_out, scratch, params):
         _finish_extra(model, state_out, state_out, scratch, params)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def step_independent_serial(model, state_in, state_out, scratch, params):
     """:func:`step_independent` on the calling thread."""
     k0 = params.n_sub - params.n_sub  # substep 0, a run-time value (one compiled version)
@@ -493,7 +495,7 @@ def step_independent_serial(model, state_in, state_out, scratch, params):
         _finish_extra(model, state_out, state_out, scratch, params)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _clear_serial(scratch):
     for q in range(scratch.lam_dist.shape[0]):
         scratch.lam_dist[q] = 0.0
@@ -502,7 +504,7 @@ def _clear_serial(scratch):
             scratch.lam_co[c, r] = 0.0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def step_coupled(model, state_in, state_out, scratch, params):
     """``params.n_sub`` substeps of any scene: per pass, the constraints between strands and
     other bodies in one serial sweep, then every strand's own constraints and collisions in a
@@ -529,7 +531,7 @@ def step_coupled(model, state_in, state_out, scratch, params):
         _finish_extra(model, st_in, state_out, scratch, params)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def step_coupled_serial(model, state_in, state_out, scratch, params):
     """:func:`step_coupled` on the calling thread."""
     n_strands = model.strand_edge_start.shape[0] - 1
@@ -554,7 +556,7 @@ def step_coupled_serial(model, state_in, state_out, scratch, params):
         _finish_extra(model, st_in, state_out, scratch, params)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def first_bad_strand(x, v, particle_strand):
     """Index of the first point with a non-finite position or velocity, and its strand.
 
