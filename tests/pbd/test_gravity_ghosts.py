@@ -19,7 +19,7 @@ def _hanging_deviation(mode):
                      d1=(1, 0, 0), options={"pbd": {"ghost_mass_ratio": 0.5}})
     b.attach_to_frame(s, b.add_frame((0, 0, 0)), end=0)
     m = compile_scene(b.build())
-    solver = sl.PBDSolver(m, sl.PBDSettings(gravity_mode=mode, damping=2.0))
+    solver = sl.PBDSolver(m, sl.PBDSettings.interactive(gravity_mode=mode, damping=2.0))
     st = m.state()
     for _ in range(300):
         solver.step(st, st, 1 / 60)
@@ -32,7 +32,7 @@ def _falling_roll(mode):
     b.add_strand(line((0, 0, 0), (0.5, 0, 0), 20), material=mat, d1=(0, 1, 0),
                  options={"pbd": {"ghost_mass_ratio": 0.5}})
     m = compile_scene(b.build())
-    solver = sl.PBDSolver(m, sl.PBDSettings(gravity_mode=mode))
+    solver = sl.PBDSolver(m, sl.PBDSettings.interactive(gravity_mode=mode))
     st = m.state()
 
     def ghost_dirs(x):

@@ -26,15 +26,8 @@ from __future__ import annotations
 import math
 import os
 
-# Threads that wait between parallel regions sleep instead of spinning: on cores shared with
-# other work a spinning thread takes the time its siblings need.  Read by the OpenMP runtime
-# when Numba first starts its threads, so this only applies when no parallel Numba code ran
-# before this module was imported; a value the user set is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("KMP_BLOCKTIME", "0")
-
-import numpy as np  # noqa: E402
-from numba import njit, prange  # noqa: E402
+import numpy as np
+from numba import njit, prange
 
 from ..collision.analytic import collide_point
 from ..collision.self_contact import project_self_contacts
@@ -42,14 +35,23 @@ from .constraints import (
     project_bisector,
     project_distance,
     project_ghost_distance,
-    project_orientation,
     project_line,
+    project_orientation,
     project_pin,
 )
 
+# Threads that wait between parallel regions sleep instead of spinning: on cores shared with
+# other work a spinning thread takes the time its siblings need.  Read by the OpenMP runtime
+# when Numba first starts its threads (its first parallel call, not its import), so this only
+# applies when no parallel Numba code ran before this module was imported; a value the user
+# set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("KMP_BLOCKTIME", "0")
+
 __all__ = ["ORDER_INTERLEAVED", "ORDER_SEQUENTIAL", "ORDER_RANDOM", "GRAVITY_CORRECTED",
-           "GRAVITY_FULL", "GRAVITY_NONE", "step_independent", "step_independent_serial",
-           "step_coupled", "step_coupled_serial", "first_bad_strand"]
+           "GRAVITY_FULL", "GRAVITY_NONE", "CHECK_OK", "CHECK_NONFINITE", "CHECK_STRAIN",
+           "CHECK_SPEED", "step_independent", "step_independent_serial", "step_coupled",
+           "step_coupled_serial", "first_bad_strand", "check_state"]
 
 ORDER_INTERLEAVED = 0
 ORDER_SEQUENTIAL = 1
@@ -57,6 +59,10 @@ ORDER_RANDOM = 2
 GRAVITY_CORRECTED = 0
 GRAVITY_FULL = 1
 GRAVITY_NONE = 2
+CHECK_OK = 0
+CHECK_NONFINITE = 1
+CHECK_STRAIN = 2
+CHECK_SPEED = 3
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
@@ -567,3 +573,45 @@ def first_bad_strand(x, v, particle_strand):
             if not (math.isfinite(x[p, r]) and math.isfinite(v[p, r])):
                 return p, particle_strand[p]
     return -1, -1
+
+
+@njit(cache=True)
+def check_state(x, v, inv_mass, point_strand, edge_p0, edge_p1, edge_rest_length, max_strain,
+                max_speed):
+    """One pass over a state: non-finite values, then edge strain, then point speed.
+
+    ``max_strain`` (dimensionless) and ``max_speed`` [m/s] may be ``inf`` (no bound); only
+    points with mass are speed-checked (kinematic points move as prescribed).  Returns
+    ``(code, index, strand, value)``: ``CHECK_OK``; ``CHECK_NONFINITE`` with the point;
+    ``CHECK_STRAIN`` with the worst edge and its strain ``| |e| / L - 1 |``; ``CHECK_SPEED`` with
+    the fastest point and its speed.  ``strand`` is -1 for non-strand points.
+    """
+    p, strand = first_bad_strand(x, v, point_strand)
+    if p >= 0:
+        return CHECK_NONFINITE, p, strand, math.nan
+    worst = 0.0
+    we = -1
+    for e in range(edge_p0.shape[0]):
+        a = edge_p0[e]
+        b = edge_p1[e]
+        dx = x[b, 0] - x[a, 0]
+        dy = x[b, 1] - x[a, 1]
+        dz = x[b, 2] - x[a, 2]
+        strain = abs(math.sqrt(dx * dx + dy * dy + dz * dz) / edge_rest_length[e] - 1.0)
+        if strain > worst:
+            worst = strain
+            we = e
+    if we >= 0 and worst > max_strain:
+        return CHECK_STRAIN, we, point_strand[edge_p0[we]], worst
+    fast = 0.0
+    fp = -1
+    for q in range(v.shape[0]):
+        if inv_mass[q] > 0.0:
+            sp = v[q, 0] * v[q, 0] + v[q, 1] * v[q, 1] + v[q, 2] * v[q, 2]
+            if sp > fast:
+                fast = sp
+                fp = q
+    fast = math.sqrt(fast)
+    if fp >= 0 and fast > max_speed:
+        return CHECK_SPEED, fp, point_strand[fp], fast
+    return CHECK_OK, -1, -1, 0.0

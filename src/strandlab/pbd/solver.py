@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -12,8 +13,8 @@ from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged
 from . import kernels as K
 from .compile import compile_scene
-from .kernel_args import PBDModelArrays, Scratch, StateArrays, StepParams
 from .constraints import FREE_COMPLIANCE
+from .kernel_args import PBDModelArrays, Scratch, StateArrays, StepParams
 from .model import PBDModel, PBDState
 from .stiffness import alphas_from_stiffness, effective_inverse_mass, orientation_compliance
 
@@ -21,6 +22,7 @@ __all__ = ["PBDSettings", "PBDSolver"]
 
 _ORDERS = {"interleaved": K.ORDER_INTERLEAVED, "sequential": K.ORDER_SEQUENTIAL,
            "random": K.ORDER_RANDOM}
+AUTO_REFERENCE_ITERATIONS = 10  # passes per substep the automatic substep rule is set for
 _GRAVITY = {"corrected": K.GRAVITY_CORRECTED, "full": K.GRAVITY_FULL, "none": K.GRAVITY_NONE}
 
 #: Below this much work per kernel call (edges x passes x substeps) a step runs on the calling
@@ -31,40 +33,57 @@ PARALLEL_MIN_WORK = 4000
 
 @dataclass(frozen=True)
 class PBDSettings:
-    """Solver options.
+    """Solver options.  The defaults give physical answers for physical materials (XPBD
+    compliance from the material, direct edge-length solve, substeps chosen from the bending
+    stiffness); :meth:`interactive` is the paper's fixed-budget behaviour.
 
     iterations : constraint passes per substep (>= 1).
-    substeps : substeps per ``step`` call (>= 1); each runs ``iterations`` passes.
+    substeps : substeps per ``step`` call (>= 1), or ``None`` (default): chosen per ``dt`` by
+        :meth:`PBDSolver.substeps_for` (see docs/pbd.md, "Substeps"), at most ``max_substeps``.
+    max_substeps : cap on the automatic substep count (>= 1).
     order : ``"interleaved"`` (bidirectional interleaving of section 6, default),
         ``"sequential"`` or ``"random"`` (a new permutation per pass).
     gravity_mode : ``"corrected"`` (Algorithm 1), ``"full"`` or ``"none"`` on ghost points.
-    stiffness : ``"alpha"`` (relaxed projections, eq. 21; alphas from the material unless the
-        strand sets them) or ``"xpbd"`` (compliance from the material; iteration-independent).
-    length_solver : ``"gauss-seidel"`` (one projection per edge, as in the paper) or
-        ``"direct"`` (all edge lengths of an open strand in one tridiagonal solve per pass).
-    damping : velocity damping rate [1/s]; velocities scale by ``max(0, 1 - damping dt)``.
+    stiffness : ``"xpbd"`` (compliance from the material; iteration-independent; default) or
+        ``"alpha"`` (relaxed projections, eq. 21; alphas from the material unless the strand
+        sets them).
+    length_solver : ``"direct"`` (all edge lengths of an open strand in one tridiagonal solve
+        per pass; default) or ``"gauss-seidel"`` (one projection per edge, as in the paper).
+    damping : velocity damping rate [1/s]; velocities scale by ``1 - damping h`` per substep
+        ``h``; a substep with ``damping h >= 1`` (which would stop every point dead) is refused.
     seed : seed of the random order.
     self_collision : contacts between the segments of each strand (capsules of the strand's
         contact radius); keeps twisted loops from passing through themselves.  Cost grows with
         the square of the edges per strand.
-    check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf.
+    check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf, or
+        exceeds ``max_strain`` or ``max_speed`` (checked once per step).
+    max_strain : largest allowed edge strain ``| |e| / L - 1 |`` (> 0), or ``None`` (no bound).
+    max_speed : largest allowed point speed [m/s] (> 0), or ``None`` (no bound).
     """
 
     iterations: int = 10
-    substeps: int = 1
+    substeps: int | None = None
     order: str = "interleaved"
     gravity_mode: str = "corrected"
-    stiffness: str = "alpha"
-    length_solver: str = "gauss-seidel"
+    stiffness: str = "xpbd"
+    length_solver: str = "direct"
     damping: float = 0.0
     seed: int = 0
     self_collision: bool = False
     check_finite: bool = True
+    max_substeps: int = 500
+    max_strain: float | None = 0.5
+    max_speed: float | None = 1e3
+
+    #: Value kinds of the fields whose default is ``None`` (for readers of settings files).
+    OPTIONAL_KINDS: ClassVar[dict] = {"substeps": int, "max_strain": float, "max_speed": float}
 
     def __post_init__(self):
-        for name in ("iterations", "substeps"):
+        for name in ("iterations", "substeps", "max_substeps"):
             v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
+            if name == "substeps" and v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
         if self.order not in _ORDERS:
             raise ValueError(f"unknown order {self.order!r}; choose one of {sorted(_ORDERS)}")
@@ -78,6 +97,22 @@ class PBDSettings:
                              "'gauss-seidel' or 'direct'")
         if not math.isfinite(self.damping) or self.damping < 0:
             raise ValueError(f"damping must be >= 0, got {self.damping!r}")
+        for name in ("max_strain", "max_speed"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not v > 0 or math.isnan(v):
+                raise ValueError(f"{name} must be a positive number or None, got {v!r}")
+
+    @classmethod
+    def interactive(cls, **overrides) -> "PBDSettings":
+        """The paper's fixed-budget behaviour: relaxed alpha stiffness, Gauss-Seidel edge
+        lengths, one substep of 10 passes per step, whatever the material.  Cheap and stable,
+        but a physical material comes out too soft and long strands stretch (docs/pbd.md)."""
+        kw = dict(iterations=10, substeps=1, stiffness="alpha", length_solver="gauss-seidel")
+        kw.update(overrides)
+        return cls(**kw)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -206,6 +241,8 @@ class PBDSolver:
             vec=np.zeros((rows, 9)), tri_b=np.zeros(ne1), tri_c=np.zeros(ne1),
             tri_d=np.zeros(ne1), nrm=np.zeros((ne1, 3)), contact_depth=np.zeros(npnt),
             contact_normal=np.zeros((npnt, 3)), contact_mu=np.zeros(npnt))
+        self._h_max = None
+        self._auto_substeps: dict[float, int] = {}
 
     # ------------------------------------------------------------------ parameters
     def alphas(self, h: float) -> tuple[np.ndarray, np.ndarray]:
@@ -298,19 +335,78 @@ class PBDSolver:
                         mid_v=out["mid_v"].astype(np.float64), time=float(out["time"]),
                         step=step)
 
+    # ------------------------------------------------------------------ substeps
+    def max_stable_substep(self) -> float:
+        """Longest substep [s] the automatic rule allows (before the iteration factor).
+
+        ``h_max = min over strands of l_min^2 / (2 kappa)`` with ``kappa = sqrt(B / (rho A))``
+        [m^2/s] (``B`` the larger bending stiffness, ``l_min`` the strand's shortest rest edge):
+        the highest bending mode of a discrete rod has ``omega_max = 4 kappa / l_min^2``, and
+        ``h omega_max <= 2`` is the stability limit of the explicit (symplectic Euler) step that
+        position-based dynamics starts from.  ``inf`` when no strand bends.
+        """
+        if self._h_max is None:
+            m = self.model
+            h = math.inf
+            for s in range(m.n_strands):
+                mat = m.materials[int(m.strand_material[s])]
+                e0, e1 = int(m.strand_edge_start[s]), int(m.strand_edge_start[s + 1])
+                if e1 <= e0:
+                    continue
+                bend = max(mat.stiffness[0], mat.stiffness[1])
+                kappa = math.sqrt(bend / (mat.density * mat.area))
+                lmin = float(np.min(m.edge_rest_length[e0:e1]))
+                if kappa > 0.0:
+                    h = min(h, lmin * lmin / (2.0 * kappa))
+            self._h_max = h
+        return self._h_max
+
+    def substeps_for(self, dt: float) -> int:
+        """Substeps used for a step of ``dt`` [s].
+
+        ``settings.substeps`` when given.  Otherwise (``None``):
+        ``n = ceil(dt / h_max * max(1, 10 / iterations))``, at least ``ceil(2 damping dt)`` (so
+        that the damping factor ``1 - damping h`` stays >= 1/2), clipped to
+        ``[1, max_substeps]``; ``h_max`` from :meth:`max_stable_substep`.  With the default 10
+        passes this keeps a self-weight cantilever within 1 % of ``q L^4 / (8 E I)``; fewer
+        passes per substep need proportionally more substeps.
+        """
+        st = self.settings
+        if st.substeps is not None:
+            return int(st.substeps)
+        n = self._auto_substeps.get(dt)
+        if n is None:
+            h = self.max_stable_substep()
+            n = 1.0
+            if math.isfinite(h):
+                n = dt / h * max(1.0, AUTO_REFERENCE_ITERATIONS / st.iterations)
+            n = max(n, 2.0 * st.damping * dt)
+            n = int(min(st.max_substeps, max(1, math.ceil(n - 1e-9))))
+            self._auto_substeps[dt] = n
+        return n
+
     # ------------------------------------------------------------------ stepping
     def step(self, state_in: PBDState, state_out: PBDState, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object).
 
-        All substeps run in one kernel call unless point loads, or moving frames in a scene of
-        independent strands, need work between substeps.  Positions and velocities are checked
-        for NaN and inf once, after the step (``check_finite``).
+        Runs :meth:`substeps_for` ``(dt)`` substeps, all in one kernel call unless point loads,
+        or moving frames in a scene of independent strands, need work between substeps.
+        Raises ``ValueError`` for a bad ``dt`` or when ``damping * dt / substeps >= 1``, and
+        :class:`SimulationDiverged` (after the step) when a position or velocity is not
+        finite, an edge strain exceeds ``max_strain`` or a point's speed exceeds ``max_speed``.
         """
-        if not (isinstance(dt, (float, int, np.floating)) and math.isfinite(dt) and dt > 0):
+        if isinstance(dt, bool) or not (isinstance(dt, (float, int, np.floating))
+                                        and math.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be a positive finite number, got {dt!r}")
         st = self.settings
-        n = st.substeps
-        h = float(dt) / n
+        dt = float(dt)
+        n = self.substeps_for(dt)
+        h = dt / n
+        if st.damping * h >= 1.0:
+            raise ValueError(f"damping = {st.damping} 1/s is too large for dt = {dt} s with "
+                             f"{n} substep(s): the velocity factor 1 - damping * dt / substeps "
+                             f"= {1.0 - st.damping * h:.3g} would stop every point; use a "
+                             f"smaller dt, more substeps or less damping")
         oe_alpha, co_alpha = self.alphas(h)
         drive_pos, slide_origin, slide_dir = self._buffer(n)
         t = state_in.time
@@ -355,9 +451,27 @@ class PBDSolver:
             state_out.step = state_in.step
         state_out.step += 1
         if st.check_finite:
-            p, strand = K.first_bad_strand(state_out.x, state_out.v, self.model.point_strand)
-            if p >= 0:
-                raise SimulationDiverged(state_out.step, state_out.time, int(strand), int(p))
+            self._check(state_out)
+
+    def _check(self, s: PBDState) -> None:
+        """Non-finite values, edge strain and point speed, once per step (one kernel pass)."""
+        st, m = self.settings, self.model
+        code, idx, strand, value = K.check_state(
+            s.x, s.v, m.inv_mass, m.point_strand, m.edge_p0, m.edge_p1, m.edge_rest_length,
+            math.inf if st.max_strain is None else float(st.max_strain),
+            math.inf if st.max_speed is None else float(st.max_speed))
+        if code == K.CHECK_OK:
+            return
+        if code == K.CHECK_NONFINITE:
+            raise SimulationDiverged(s.step, s.time, int(strand), int(idx))
+        if code == K.CHECK_STRAIN:
+            what = (f"edge strain {value:.3g} exceeds max_strain = {st.max_strain:g} at edge "
+                    f"{int(idx)}")
+            point = int(m.edge_p1[idx])
+        else:
+            what = f"speed {value:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s"
+            point = int(idx)
+        raise SimulationDiverged(s.step, s.time, int(strand), point, what=what)
 
     def _kernel(self, n_sub: int):
         """The kernel for a call of ``n_sub`` substeps: parallel over strands when there are

@@ -40,8 +40,8 @@ def elastic_pendulum(*, length: float = 0.5, segments: int = 20, radius: float =
     model = b.build()
     params = dict(length=length, segments=segments, radius=radius, young_modulus=young_modulus,
                   cube_size=cube_size, cube_mass=cube_mass, speed=speed, damping=damping)
-    settings = PBDSettings(iterations=iterations, substeps=substeps, damping=damping,
-                           length_solver="direct")
+    settings = PBDSettings.interactive(iterations=iterations, substeps=substeps,
+                                       damping=damping, length_solver="direct")
     return Simulation("elastic_pendulum", model, settings,
                  dt, frames, description="rod from a fixed frame to a cube that hits an "
                  "obstacle, twists and recovers (Fig. 8)", params=params, view=(20.0, -50.0))
@@ -76,6 +76,7 @@ def network(*, orientation: bool = True, segments: int = 12, radius: float = 0.0
     params = dict(orientation=orientation, segments=segments, radius=radius,
                   young_modulus=young_modulus, branch_angle=branch_angle, damping=damping)
     return Simulation("network" if orientation else "network_ball_joint", model,
-                 PBDSettings(iterations=iterations, substeps=substeps, damping=damping), dt, frames,
+                 PBDSettings.interactive(iterations=iterations, substeps=substeps,
+                                         damping=damping), dt, frames,
                  description="a trunk and two branches joined through a rigid-body joint",
                  params=params, view=(10.0, -90.0))

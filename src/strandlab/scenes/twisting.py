@@ -40,8 +40,9 @@ def plectoneme(*, length: float = 1.0, segments: int = 60, radius: float = 0.005
     params = dict(length=length, segments=segments, radius=radius, young_modulus=young_modulus,
                   turns=turns, twist_time=twist_time, end_travel=end_travel, damping=damping,
                   alpha=alpha)
-    settings = PBDSettings(iterations=iterations, damping=damping, stiffness=stiffness,
-                           self_collision=True)
+    # the paper's fixed budget (alphas set the look of the figure)
+    settings = PBDSettings.interactive(iterations=iterations, damping=damping,
+                                       stiffness=stiffness, self_collision=True)
     return Simulation("plectoneme", model, settings, dt,
                  frames, description="rod clamped at both ends and twisted until loops form "
                  "(Fig. 2)", params=params, view=(25.0, -70.0))
@@ -80,6 +81,7 @@ def twisting_ring(*, ribbon: bool = False, radius: float = 0.3, segments: int = 
                   young_modulus=young_modulus, turns=turns, damping=damping, alpha=alpha)
     desc = ("twisted closed ribbon (anisotropic section) buckles unlike the round ring (Fig. 9)"
             if ribbon else "twisted closed ring buckles into a figure-8 (Fig. 9)")
-    settings = PBDSettings(iterations=iterations, damping=damping, self_collision=True)
+    settings = PBDSettings.interactive(iterations=iterations, damping=damping,
+                                       self_collision=True)
     return Simulation(name, model, settings, dt, frames,
                  description=desc, params=params, view=(35.0, -60.0))

@@ -10,16 +10,20 @@ __all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "check_rot
 
 
 class SimulationDiverged(RuntimeError):
-    """A step produced non-finite positions or velocities."""
+    """A step produced non-finite positions or velocities, or exceeded a bound (``what``)."""
 
-    def __init__(self, step: int, time: float, strand: int, point: int):
+    def __init__(self, step: int, time: float, strand: int, point: int, what: str | None = None):
         self.step = step
         self.time = time
         self.strand = strand
         self.point = point
+        self.what = what
         where = f"strand {strand}" if strand >= 0 else "a non-strand point"
-        super().__init__(f"simulation diverged at step {step} (t = {time:.6g} s): non-finite "
-                         f"position or velocity at point {point} of {where}")
+        if what is None:
+            msg = f"non-finite position or velocity at point {point} of {where}"
+        else:
+            msg = f"{what} (point {point} of {where})"
+        super().__init__(f"simulation diverged at step {step} (t = {time:.6g} s): {msg}")
 
 
 def as_points(name: str, points, *, min_points: int = 1) -> np.ndarray:
