@@ -19,7 +19,7 @@ def _hanging_deviation(mode):
                      d1=(1, 0, 0), options={"pbd": {"ghost_mass_ratio": 0.5}})
     b.attach_to_frame(s, b.add_frame((0, 0, 0)), end=0)
     m = compile_scene(b.build())
-    solver = sl.PBDSolver(m, sl.PBDSettings.interactive(gravity_mode=mode, damping=2.0))
+    solver = sl.PBDSolver(m, sl.PBDSettings(gravity_mode=mode, damping=2.0))
     st = m.state()
     for _ in range(300):
         solver.step(st, st, 1 / 60)
