@@ -63,6 +63,7 @@ CHECK_OK = 0
 CHECK_NONFINITE = 1
 CHECK_STRAIN = 2
 CHECK_SPEED = 3
+CONTACT_LENGTH_ROUNDS = 10  # length solves after collision pushes, per pass (direct strands)
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
@@ -335,10 +336,13 @@ def _project_couplings(s, model, scratch, params):
 
 @njit(cache=True, error_model="numpy")
 def _collide_points(p0, p1, model, scratch):
-    """Push points ``p0..p1`` out of the colliders (records contacts for friction)."""
+    """Push points ``p0..p1`` out of the colliders (records contacts for friction).  Returns
+    whether a point moved."""
     x = scratch.x_pred
+    moved = False
     for p in range(p0, p1):
         if model.collide_radius[p] > 0.0 and model.inv_mass[p] > 0.0:
+            x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
             collide_point(p, x, model.collide_radius[p], model.planes, model.spheres,
                           model.capsules, model.collider_friction, scratch.contact_depth,
                           scratch.contact_normal, scratch.contact_mu)
@@ -347,6 +351,18 @@ def _collide_points(p0, p1, model, scratch):
                 # a strand's own coefficient combines with the collider's as their geometric
                 # mean (NaN: the strand has none, the collider's applies)
                 scratch.contact_mu[p] = math.sqrt(mu * scratch.contact_mu[p])
+            moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
+    return moved
+
+
+@njit(cache=True, error_model="numpy")
+def _solve_strand_lengths(s, model, scratch, params):
+    """The direct edge-length solve of strand ``s`` on ``scratch.x_pred``."""
+    _solve_lengths_direct(scratch.x_pred, model.inv_mass, model.edge_p0, model.edge_p1,
+                          model.edge_rest_length, model.edge_compliance, scratch.lam_len,
+                          model.strand_edge_start[s], model.strand_edge_start[s + 1],
+                          params.dt * params.dt, scratch.tri_b, scratch.tri_c, scratch.tri_d,
+                          scratch.nrm)
 
 
 @njit(cache=True, error_model="numpy")
@@ -396,6 +412,20 @@ def _clear_strand(s, model, scratch):
 
 
 @njit(cache=True, error_model="numpy")
+def _collide_strand_coupled(s, model, scratch, params):
+    """Collisions of strand ``s``'s vertices; with colliders, a direct-length strand then
+    re-solves its lengths (collision pushes stretch edges) and collides once more."""
+    v0 = model.strand_vertex_start[s]
+    v1 = model.strand_vertex_start[s + 1]
+    _collide_points(v0, v1, model, scratch)
+    n_colliders = model.planes.shape[0] + model.spheres.shape[0] + model.capsules.shape[0]
+    e0 = model.strand_edge_start[s]
+    if n_colliders > 0 and model.strand_direct[s] and model.strand_edge_start[s + 1] > e0:
+        _solve_strand_lengths(s, model, scratch, params)
+        _collide_points(v0, v1, model, scratch)
+
+
+@njit(cache=True, error_model="numpy")
 def _substep_seed(params, k):
     return (params.seed + 7919 * k) % 2147483648
 
@@ -406,6 +436,7 @@ def _strand_substeps(s, model, state_in, state_out, scratch, params):
     passes (couplings, own constraints, collisions of its vertices), velocities."""
     v0 = model.strand_vertex_start[s]
     v1 = model.strand_vertex_start[s + 1]
+    direct = model.strand_direct[s] and model.strand_edge_start[s + 1] > model.strand_edge_start[s]
     for k in range(params.n_sub):
         st_in = state_in if k == 0 else state_out
         _predict_strand(s, k, model, st_in, state_out, scratch, params)
@@ -414,7 +445,14 @@ def _strand_substeps(s, model, state_in, state_out, scratch, params):
         for it in range(params.iterations):
             _project_couplings(s, model, scratch, params)
             _project_strand(s, it, seed, model, scratch, params)
-            _collide_points(v0, v1, model, scratch)
+            moved = _collide_points(v0, v1, model, scratch)
+            # collision pushes stretch edges: alternate exact lengths and the remaining
+            # (shrinking) penetrations a few times
+            rounds = 0
+            while moved and direct and rounds < CONTACT_LENGTH_ROUNDS:
+                rounds += 1
+                _solve_strand_lengths(s, model, scratch, params)
+                moved = _collide_points(v0, v1, model, scratch)
         _finish_strand(s, model, st_in.x, scratch, params.dt, state_out.x, state_out.v)
 
 
@@ -529,8 +567,7 @@ def step_coupled(model, state_in, state_out, scratch, params):
             _project_serial(k, model, scratch, params)
             for s in prange(n_strands):
                 _project_strand(s, it, seed, model, scratch, params)
-                _collide_points(model.strand_vertex_start[s], model.strand_vertex_start[s + 1],
-                                model, scratch)
+                _collide_strand_coupled(s, model, scratch, params)
             _collide_points(model.n_strand_points, n_points, model, scratch)
         for s in prange(n_strands):
             _finish_strand(s, model, st_in.x, scratch, params.dt, state_out.x, state_out.v)
@@ -554,8 +591,7 @@ def step_coupled_serial(model, state_in, state_out, scratch, params):
             _project_serial(k, model, scratch, params)
             for s in range(n_strands):
                 _project_strand(s, it, seed, model, scratch, params)
-                _collide_points(model.strand_vertex_start[s], model.strand_vertex_start[s + 1],
-                                model, scratch)
+                _collide_strand_coupled(s, model, scratch, params)
             _collide_points(model.n_strand_points, n_points, model, scratch)
         for s in range(n_strands):
             _finish_strand(s, model, st_in.x, scratch, params.dt, state_out.x, state_out.v)
