@@ -19,7 +19,7 @@ __all__ = ["darboux", "darboux_gradient", "darboux_of", "darboux_all", "MIN_ONE_
 MIN_ONE_PLUS_TRACE = 1e-10
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _effective_frame(d, rot, kr, has_rot, out):
     """``out = d @ rot[kr]`` when ``has_rot`` (a constant rotation between frames), else a copy."""
     for r in range(3):
@@ -50,7 +50,7 @@ def darboux(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, omega_out):
     return _omega_from_frames(fa, fb, rest_len, omega_out)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _omega_from_frames(fa, fb, rest_len, omega_out):
     # Q = fa^T fb, entries written out (a helper taking the indices would be compiled once per
     # index pair)
@@ -73,7 +73,7 @@ def _omega_from_frames(fa, fb, rest_len, omega_out):
     return s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _frame_adjoint(x, i0, i1, i2, d, le, lu, ucx, ucy, ucz, ubx, uby, ubz, uax, uay, uaz,
                    slot0, row, grad):
     """Pull back covectors on a frame's columns to its three points.
@@ -120,7 +120,7 @@ def _frame_adjoint(x, i0, i1, i2, d, le, lu, ucx, ucy, ucz, ubx, uby, ubz, uax, 
     grad[slot0 + 2, row, 2] = -(wx * pby - wy * pbx)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, omega, grad):
     """Omega (into ``omega[0:3]``) and its gradient ``grad[slot, i, s] = dOmega_i / dx_p[s]``.
 

@@ -33,7 +33,7 @@ FREE_COMPLIANCE = 1e20  # compliance at or above this switches a component off (
 # --------------------------------------------------------------------------------------------
 # Edge constraints, eqs. (18)-(20); appendix eqs. (33)-(42)
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
     """Distance ``|x_i - x_j| = rest``: edge length (18), appendix eq. (35), and mesh edges.
 
@@ -61,7 +61,7 @@ def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
     return c
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def project_bisector(x, w, i0, i1, ig):
     """Ghost point on the perpendicular bisector of the edge, eq. (19), appendix (36)-(38).
 
@@ -98,7 +98,7 @@ def project_bisector(x, w, i0, i1, ig):
     return c
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def project_ghost_distance(x, w, i0, i1, ig, rest):
     """Ghost point at distance ``rest`` from the edge midpoint, eq. (20), appendix (39)-(42)."""
     dx = x[ig, 0] - 0.5 * (x[i0, 0] + x[i1, 0])
@@ -167,7 +167,7 @@ def project_line(x, w, i, o, d):
     return math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def solve3(a, v, ib, io):
     """Solve ``a @ v[io:io+3] = v[ib:ib+3]`` for a symmetric positive (semi-)definite 3x3 ``a``.
 
@@ -200,7 +200,7 @@ def solve3(a, v, ib, io):
     return a00 * d1 * d2
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _xpbd_rhs(a, vec, compliance, lam, k, dt2, d0, d1, d2):
     """XPBD system: ``a += diag(compliance / dt^2)``, ``vec[3:6] = -(C + alpha~ lambda)``.
 
@@ -220,7 +220,7 @@ def _xpbd_rhs(a, vec, compliance, lam, k, dt2, d0, d1, d2):
             vec[3 + i] = -(dev + at * lam[k, i])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len, alpha,
                         compliance, use_xpbd, lam, dt2, fa, fb, tmp, uv, grad, vec):
     """Project one bending-twisting constraint as a 3-D block, eqs. (17), (21), (23).

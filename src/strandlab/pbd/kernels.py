@@ -16,9 +16,14 @@ between strands and bodies and one parallel loop over strands.  Each kernel has 
 Threads.  Numba's threading layer is left to its default (OpenMP where present); the module
 sets ``OMP_WAIT_POLICY=PASSIVE`` and ``KMP_BLOCKTIME=0`` unless already set (see below).
 
-Compile time.  The per-element functions are ordinary compiled functions (no Numba IR
-inlining): each compiles once and is shared by both twins; LLVM still inlines where it pays.
-Kernels use Numba's NumPy error model (a float division by zero gives inf or NaN, caught by the
+Compile time.  The per-constraint functions (constraints.py, the Darboux gradient) are
+inlined as Numba IR into the per-strand functions (``_project_strand``, the coupling passes),
+which are ordinary compiled functions: each compiles once and both twins share it, and no
+parallel loop body holds inlined IR (the parallel-loop passes grow fast with the body's size).
+Kernels compile without Numba's reference counting (``_nrt=False``; they allocate nothing):
+every array taken out of an argument group would otherwise count a reference on the shared
+array, an atomic operation on one cache line that all threads fight over.  Kernels use Numba's
+NumPy error model (a float division by zero gives inf or NaN, caught by the
 solver's finiteness check, instead of a test before every division).
 """
 from __future__ import annotations
@@ -67,7 +72,7 @@ CONTACT_LENGTH_ROUNDS = 10  # length solves after collision pushes, per pass (di
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _ordered(k, n, mode):
     """Position ``k`` of a sweep over ``n`` constraints: sequential or bidirectional interleaving."""
     if mode == ORDER_INTERLEAVED:
@@ -76,7 +81,7 @@ def _ordered(k, n, mode):
     return k
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _xorshift(state):
     state ^= (state << np.uint64(13)) & np.uint64(0xFFFFFFFFFFFFFFFF)
     state ^= state >> np.uint64(7)
@@ -84,7 +89,7 @@ def _xorshift(state):
     return state
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _shuffle(perm, start, n, seed):
     """Fill ``perm[start:start+n]`` with a permutation of ``0..n-1`` (Fisher-Yates, xorshift)."""
     for k in range(n):
@@ -98,7 +103,7 @@ def _shuffle(perm, start, n, seed):
         perm[start + j] = t
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance, lam_len,
                           e0, e1, dt2, tri_b, tri_c, tri_d, nrm):
     """All edge-length constraints of one open strand, solved together.
@@ -177,7 +182,7 @@ def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_complia
 # --------------------------------------------------------------------------------------------
 # One strand: prediction, constraint passes, collisions, velocities
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _predict_strand(s, k, model, state_in, state_out, scratch, params):
     """Gravity (with the ghost-point correction of section 6), damping and predicted positions
     of strand ``s``'s vertices and ghost points, for substep ``k`` of the call.
@@ -239,13 +244,14 @@ def _predict_strand(s, k, model, state_in, state_out, scratch, params):
                 v_out[a, r] += 0.5 * imp * w[a] / wg
             if w[b] > 0.0:
                 v_out[b, r] += 0.5 * imp * w[b] / wg
+    point_drive, drive_pos = model.point_drive, params.drive_pos
     for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
-        _position_point(p, k, model, x_in, v_out, x_pred, params)
+        _position_point(p, k, point_drive, drive_pos, dt, x_in, v_out, x_pred)
     for e in range(e0, e1):
-        _position_point(model.edge_ghost[e], k, model, x_in, v_out, x_pred, params)
+        _position_point(model.edge_ghost[e], k, point_drive, drive_pos, dt, x_in, v_out, x_pred)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _predict_point(p, w, v_in, v_out, dt, g, fd):
     for r in range(3):
         if w[p] > 0.0:
@@ -254,23 +260,40 @@ def _predict_point(p, w, v_in, v_out, dt, g, fd):
             v_out[p, r] = v_in[p, r]
 
 
-@njit(cache=True, error_model="numpy")
-def _position_point(p, k, model, x_in, v_out, x_pred, params):
-    d = model.point_drive[p]
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _position_point(p, k, point_drive, drive_pos, dt, x_in, v_out, x_pred):
+    d = point_drive[p]
     if d >= 0:
         for r in range(3):
-            x_pred[p, r] = params.drive_pos[k, d, r]
+            x_pred[p, r] = drive_pos[k, d, r]
     else:
         for r in range(3):
-            x_pred[p, r] = x_in[p, r] + params.dt * v_out[p, r]
+            x_pred[p, r] = x_in[p, r] + dt * v_out[p, r]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _project_strand(s, it, seed, model, scratch, params):
     """One pass over strand ``s``'s own constraints (edges, ghost points, orientation elements,
-    self-contacts) on ``scratch.x_pred``; pass ``it`` of the substep whose seed is ``seed``."""
+    self-contacts) on ``scratch.x_pred``; pass ``it`` of the substep whose seed is ``seed``.
+
+    The arrays are taken out of the groups once, at the top."""
     x = scratch.x_pred
     w = model.inv_mass
+    edge_p0 = model.edge_p0
+    edge_p1 = model.edge_p1
+    edge_ghost = model.edge_ghost
+    edge_rest_length = model.edge_rest_length
+    edge_compliance = model.edge_compliance
+    ghost_rest_distance = model.ghost_rest_distance
+    oe_idx = model.oe_idx
+    oe_rest_omega = model.oe_rest_omega
+    oe_rest_length = model.oe_rest_length
+    oe_compliance = model.oe_compliance
+    eye = model.eye
+    oe_alpha = params.oe_alpha
+    use_xpbd = params.use_xpbd
+    lam_len = scratch.lam_len
+    lam_oe = scratch.lam_oe
     dt2 = params.dt * params.dt
     order = params.order
     perm = scratch.perm
@@ -286,15 +309,15 @@ def _project_strand(s, it, seed, model, scratch, params):
         _shuffle(perm, e0, ne, seed + 2 * s)
     for k in range(ne):
         e = e0 + (perm[e0 + k] if order == ORDER_RANDOM else _ordered(k, ne, order))
-        a = model.edge_p0[e]
-        b = model.edge_p1[e]
-        gp = model.edge_ghost[e]
+        a = edge_p0[e]
+        b = edge_p1[e]
+        gp = edge_ghost[e]
         if not direct:
             # hard in the alpha form (compliance 0), L / (E A) in the XPBD form
-            project_distance(x, w, a, b, model.edge_rest_length[e], model.edge_compliance[e],
-                             scratch.lam_len, e, dt2)
+            project_distance(x, w, a, b, edge_rest_length[e], edge_compliance[e], lam_len, e,
+                             dt2)
         project_bisector(x, w, a, b, gp)
-        project_ghost_distance(x, w, a, b, gp, model.ghost_rest_distance[e])
+        project_ghost_distance(x, w, a, b, gp, ghost_rest_distance[e])
     if no > 0:
         if order == ORDER_RANDOM:
             _shuffle(perm, e0, no, seed + 2 * s + 1)  # reuses the strand's slots (no <= ne)
@@ -306,56 +329,66 @@ def _project_strand(s, it, seed, model, scratch, params):
         k_eye = o0 - o0
         for k in range(no):
             o = o0 + (perm[e0 + k] if order == ORDER_RANDOM else _ordered(k, no, order))
-            project_orientation(x, w, model.oe_idx, o, model.eye, k_eye, no_rot,
-                                model.oe_rest_omega, o, model.oe_rest_length[o], params.oe_alpha,
-                                model.oe_compliance, params.use_xpbd, scratch.lam_oe, dt2,
-                                fa, fb, tmp, uv, grad, vec)
+            project_orientation(x, w, oe_idx, o, eye, k_eye, no_rot, oe_rest_omega, o,
+                                oe_rest_length[o], oe_alpha, oe_compliance, use_xpbd, lam_oe,
+                                dt2, fa, fb, tmp, uv, grad, vec)
     if model.self_thickness[s] > 0.0:
-        project_self_contacts(x, w, model.edge_p0, model.edge_p1, e0, e1,
-                              model.self_thickness[s], model.self_skip[s])
+        project_self_contacts(x, w, edge_p0, edge_p1, e0, e1, model.self_thickness[s],
+                              model.self_skip[s])
     if direct and ne > 0:
-        _solve_lengths_direct(x, w, model.edge_p0, model.edge_p1, model.edge_rest_length,
-                              model.edge_compliance, scratch.lam_len, e0, e1, dt2,
-                              scratch.tri_b, scratch.tri_c, scratch.tri_d, scratch.nrm)
+        _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance,
+                              lam_len, e0, e1, dt2, scratch.tri_b, scratch.tri_c,
+                              scratch.tri_d, scratch.nrm)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _project_couplings(s, model, scratch, params):
     """One pass over the coupling orientation constraints of strand ``s`` (frame ends)."""
     dt2 = params.dt * params.dt
     c0 = model.strand_co_start[s]
     has_rot = c0 >= 0  # a run-time value (see _project_strand)
     k_zero = c0 - c0
-    for c in range(c0, model.strand_co_start[s + 1]):
-        project_orientation(scratch.x_pred, model.inv_mass, model.co_idx, c, model.co_rot, c,
-                            has_rot, model.zero3, k_zero, model.co_rest_length[c], params.co_alpha,
-                            model.co_compliance, params.use_xpbd, scratch.lam_co, dt2,
-                            scratch.fa[s], scratch.fb[s], scratch.tmp[s], scratch.uv[s],
-                            scratch.grad[s], scratch.vec[s])
+    c1 = model.strand_co_start[s + 1]
+    if c1 == c0:
+        return
+    x, w, co_idx, co_rot = scratch.x_pred, model.inv_mass, model.co_idx, model.co_rot
+    zero3, co_rest_length, co_alpha = model.zero3, model.co_rest_length, params.co_alpha
+    co_compliance, use_xpbd, lam_co = model.co_compliance, params.use_xpbd, scratch.lam_co
+    fa, fb, tmp = scratch.fa[s], scratch.fb[s], scratch.tmp[s]
+    uv, grad, vec = scratch.uv[s], scratch.grad[s], scratch.vec[s]
+    for c in range(c0, c1):
+        project_orientation(x, w, co_idx, c, co_rot, c, has_rot, zero3, k_zero,
+                            co_rest_length[c], co_alpha, co_compliance, use_xpbd, lam_co, dt2,
+                            fa, fb, tmp, uv, grad, vec)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _collide_points(p0, p1, model, scratch):
     """Push points ``p0..p1`` out of the colliders (records contacts for friction).  Returns
     whether a point moved."""
-    x = scratch.x_pred
     moved = False
+    if model.planes.shape[0] + model.spheres.shape[0] + model.capsules.shape[0] == 0:
+        return moved
+    x = scratch.x_pred
+    radius, w, friction = model.collide_radius, model.inv_mass, model.point_friction
+    planes, spheres, capsules = model.planes, model.spheres, model.capsules
+    collider_friction = model.collider_friction
+    depth, normal, contact_mu = scratch.contact_depth, scratch.contact_normal, scratch.contact_mu
     for p in range(p0, p1):
-        if model.collide_radius[p] > 0.0 and model.inv_mass[p] > 0.0:
+        if radius[p] > 0.0 and w[p] > 0.0:
             x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
-            collide_point(p, x, model.collide_radius[p], model.planes, model.spheres,
-                          model.capsules, model.collider_friction, scratch.contact_depth,
-                          scratch.contact_normal, scratch.contact_mu)
-            mu = model.point_friction[p]
+            collide_point(p, x, radius[p], planes, spheres, capsules, collider_friction, depth,
+                          normal, contact_mu)
+            mu = friction[p]
             if mu == mu:
                 # a strand's own coefficient combines with the collider's as their geometric
                 # mean (NaN: the strand has none, the collider's applies)
-                scratch.contact_mu[p] = math.sqrt(mu * scratch.contact_mu[p])
+                contact_mu[p] = math.sqrt(mu * contact_mu[p])
             moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
     return moved
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _solve_strand_lengths(s, model, scratch, params):
     """The direct edge-length solve of strand ``s`` on ``scratch.x_pred``."""
     _solve_lengths_direct(scratch.x_pred, model.inv_mass, model.edge_p0, model.edge_p1,
@@ -365,38 +398,39 @@ def _solve_strand_lengths(s, model, scratch, params):
                           scratch.nrm)
 
 
-@njit(cache=True, error_model="numpy")
-def _finish_point(p, model, x_in, scratch, dt, x_out, v_out):
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _finish_point(p, w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out):
     """Velocity from positions, Coulomb-like friction on contacts, commit the position."""
-    x_pred = scratch.x_pred
     for r in range(3):
         v_out[p, r] = (x_pred[p, r] - x_in[p, r]) / dt
         x_out[p, r] = x_pred[p, r]
-    if scratch.contact_depth[p] > 0.0 and model.inv_mass[p] > 0.0:
-        nx = scratch.contact_normal[p, 0]
-        ny = scratch.contact_normal[p, 1]
-        nz = scratch.contact_normal[p, 2]
+    if depth[p] > 0.0 and w[p] > 0.0:
+        nx = normal[p, 0]
+        ny = normal[p, 1]
+        nz = normal[p, 2]
         vn = v_out[p, 0] * nx + v_out[p, 1] * ny + v_out[p, 2] * nz
         tx = v_out[p, 0] - vn * nx
         ty = v_out[p, 1] - vn * ny
         tz = v_out[p, 2] - vn * nz
         vt = math.sqrt(tx * tx + ty * ty + tz * tz)
         if vt > 0.0:
-            scale = max(0.0, 1.0 - scratch.contact_mu[p] * (scratch.contact_depth[p] / dt) / vt)
+            scale = max(0.0, 1.0 - mu[p] * (depth[p] / dt) / vt)
             v_out[p, 0] = vn * nx + scale * tx
             v_out[p, 1] = vn * ny + scale * ty
             v_out[p, 2] = vn * nz + scale * tz
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _finish_strand(s, model, x_in, scratch, dt, x_out, v_out):
+    w, x_pred = model.inv_mass, scratch.x_pred
+    depth, normal, mu = scratch.contact_depth, scratch.contact_normal, scratch.contact_mu
     for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
-        _finish_point(p, model, x_in, scratch, dt, x_out, v_out)
+        _finish_point(p, w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out)
     for e in range(model.strand_edge_start[s], model.strand_edge_start[s + 1]):
-        _finish_point(model.edge_ghost[e], model, x_in, scratch, dt, x_out, v_out)
+        _finish_point(model.edge_ghost[e], w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _clear_strand(s, model, scratch):
     """Zero strand ``s``'s multipliers and contact depths at the start of a substep."""
     for e in range(model.strand_edge_start[s], model.strand_edge_start[s + 1]):
@@ -411,7 +445,7 @@ def _clear_strand(s, model, scratch):
         scratch.contact_depth[p] = 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _collide_strand_coupled(s, model, scratch, params):
     """Collisions of strand ``s``'s vertices; with colliders, a direct-length strand then
     re-solves its lengths (collision pushes stretch edges) and collides once more."""
@@ -425,12 +459,12 @@ def _collide_strand_coupled(s, model, scratch, params):
         _collide_points(v0, v1, model, scratch)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _substep_seed(params, k):
     return (params.seed + 7919 * k) % 2147483648
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _strand_substeps(s, model, state_in, state_out, scratch, params):
     """All substeps of strand ``s`` when strands are independent: predict, ``iterations``
     passes (couplings, own constraints, collisions of its vertices), velocities."""
@@ -459,23 +493,26 @@ def _strand_substeps(s, model, state_in, state_out, scratch, params):
 # --------------------------------------------------------------------------------------------
 # Points that belong to no strand (frames, meshes, bodies) and serial couplings
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _predict_extra(k, model, state_in, state_out, scratch, params):
     g = model.gravity
     fd = max(0.0, 1.0 - params.damping * params.dt)
     for p in range(model.n_strand_points, model.inv_mass.shape[0]):
         _predict_point(p, model.inv_mass, state_in.v, state_out.v, params.dt, g, fd)
-        _position_point(p, k, model, state_in.x, state_out.v, scratch.x_pred, params)
+        _position_point(p, k, model.point_drive, params.drive_pos, params.dt, state_in.x,
+                        state_out.v, scratch.x_pred)
         scratch.contact_depth[p] = 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _finish_extra(model, state_in, state_out, scratch, params):
     for p in range(model.n_strand_points, model.inv_mass.shape[0]):
-        _finish_point(p, model, state_in.x, scratch, params.dt, state_out.x, state_out.v)
+        _finish_point(p, model.inv_mass, state_in.x, scratch.x_pred, scratch.contact_depth,
+                      scratch.contact_normal, scratch.contact_mu, params.dt, state_out.x,
+                      state_out.v)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _project_serial(k, model, scratch, params):
     """One pass over the constraints between strands and other bodies: distances, pins,
     sliding ends and coupling orientation constraints (substep ``k``)."""
@@ -504,7 +541,7 @@ def _project_serial(k, model, scratch, params):
 # --------------------------------------------------------------------------------------------
 # Kernels: a parallel and a serial variant of each (small problems step serially)
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
 def step_independent(model, state_in, state_out, scratch, params):
     """``params.n_sub`` substeps of a scene whose strands are independent of each other, in
     one parallel loop over strands.
@@ -526,7 +563,7 @@ def step_independent(model, state_in, state_out, scratch, params):
         _finish_extra(model, state_out, state_out, scratch, params)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def step_independent_serial(model, state_in, state_out, scratch, params):
     """:func:`step_independent` on the calling thread."""
     k0 = params.n_sub - params.n_sub  # substep 0, a run-time value (one compiled version)
@@ -539,7 +576,7 @@ def step_independent_serial(model, state_in, state_out, scratch, params):
         _finish_extra(model, state_out, state_out, scratch, params)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _clear_serial(scratch):
     for q in range(scratch.lam_dist.shape[0]):
         scratch.lam_dist[q] = 0.0
@@ -548,7 +585,7 @@ def _clear_serial(scratch):
             scratch.lam_co[c, r] = 0.0
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
 def step_coupled(model, state_in, state_out, scratch, params):
     """``params.n_sub`` substeps of any scene: per pass, the constraints between strands and
     other bodies in one serial sweep, then every strand's own constraints and collisions in a
@@ -574,7 +611,7 @@ def step_coupled(model, state_in, state_out, scratch, params):
         _finish_extra(model, st_in, state_out, scratch, params)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def step_coupled_serial(model, state_in, state_out, scratch, params):
     """:func:`step_coupled` on the calling thread."""
     n_strands = model.strand_edge_start.shape[0] - 1
@@ -598,7 +635,7 @@ def step_coupled_serial(model, state_in, state_out, scratch, params):
         _finish_extra(model, st_in, state_out, scratch, params)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def first_bad_strand(x, v, particle_strand):
     """Index of the first point with a non-finite position or velocity, and its strand.
 
