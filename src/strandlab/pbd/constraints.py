@@ -24,6 +24,7 @@ __all__ = [
     "project_distance",
     "project_pin",
     "project_orientation",
+    "project_orientation_call",
     "solve3",
 ]
 
@@ -295,3 +296,12 @@ def project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len
         for s in range(3):
             x[p, s] += wb * (grad[slot, 0, s] * s0 + grad[slot, 1, s] * s1 + grad[slot, 2, s] * s2)
     return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+
+
+@njit(cache=True, error_model="numpy")
+def project_orientation_call(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len, alpha,
+                             compliance, use_xpbd, lam, dt2, fa, fb, tmp, uv, grad, vec):
+    """:func:`project_orientation` as an ordinary compiled function, for callers outside the
+    hot loop (couplings): it is inlined here once instead of into every such caller."""
+    return project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len, alpha,
+                               compliance, use_xpbd, lam, dt2, fa, fb, tmp, uv, grad, vec)

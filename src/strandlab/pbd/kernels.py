@@ -42,6 +42,7 @@ from .constraints import (
     project_ghost_distance,
     project_line,
     project_orientation,
+    project_orientation_call,
     project_pin,
 )
 
@@ -357,9 +358,9 @@ def _project_couplings(s, model, scratch, params):
     fa, fb, tmp = scratch.fa[s], scratch.fb[s], scratch.tmp[s]
     uv, grad, vec = scratch.uv[s], scratch.grad[s], scratch.vec[s]
     for c in range(c0, c1):
-        project_orientation(x, w, co_idx, c, co_rot, c, has_rot, zero3, k_zero,
-                            co_rest_length[c], co_alpha, co_compliance, use_xpbd, lam_co, dt2,
-                            fa, fb, tmp, uv, grad, vec)
+        project_orientation_call(x, w, co_idx, c, co_rot, c, has_rot, zero3, k_zero,
+                                 co_rest_length[c], co_alpha, co_compliance, use_xpbd, lam_co,
+                                 dt2, fa, fb, tmp, uv, grad, vec)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -531,11 +532,11 @@ def _project_serial(k, model, scratch, params):
     has_rot = ser >= 0  # a run-time value (see _project_strand)
     k_zero = ser - ser
     for c in range(model.co_idx.shape[0]):
-        project_orientation(x, w, model.co_idx, c, model.co_rot, c, has_rot, model.zero3, k_zero,
-                            model.co_rest_length[c], params.co_alpha, model.co_compliance,
-                            params.use_xpbd, scratch.lam_co, dt2, scratch.fa[ser],
-                            scratch.fb[ser], scratch.tmp[ser], scratch.uv[ser],
-                            scratch.grad[ser], scratch.vec[ser])
+        project_orientation_call(x, w, model.co_idx, c, model.co_rot, c, has_rot, model.zero3,
+                                 k_zero, model.co_rest_length[c], params.co_alpha,
+                                 model.co_compliance, params.use_xpbd, scratch.lam_co, dt2,
+                                 scratch.fa[ser], scratch.fb[ser], scratch.tmp[ser],
+                                 scratch.uv[ser], scratch.grad[ser], scratch.vec[ser])
 
 
 # --------------------------------------------------------------------------------------------
