@@ -12,6 +12,13 @@ strain |l / l_rest - 1| at the end of the run, for:
 
 Run: ``python benchmarks/bench_pbd_rods.py`` (``--quick`` for fewer steps).  Times include
 nothing but the steps (kernels compiled and warmed up before timing).
+
+Threads: ``--busy`` measures on a machine that is doing other work: a child process burns one
+core for the whole measurement, and each case (``--cases``, default ``1x100:direct`` and
+``200x20:paper``) is timed with 1 and 2 Numba threads (``--threads``).  ``--compare-to PATH``
+times the same cases with the strandlab of another checkout (``PATH/src``, e.g. a copy of the
+main branch made with ``git worktree add``), each tree in its own child process, alternating,
+in the same run.
 """
 from __future__ import annotations
 
@@ -42,7 +49,8 @@ def build(n_rods: int, n_edges: int):
 
 def run_strandlab(model, settings, *, steps: int, warmup: int = 10, dt: float = 1 / 60) -> dict:
     solver = sl.PBDSolver(model, settings)
-    state = model.state()
+    state = solver.state()
+    model = solver.model
     for _ in range(warmup):
         solver.step(state, state, dt)
     t0 = time.perf_counter()
@@ -78,16 +86,107 @@ def run_pypbd(n_rods: int, n_edges: int, *, steps: int, timeout: float = 900.0) 
     return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:]}
 
 
+CONFIGS = {
+    "paper": dict(iterations=10, substeps=1, stiffness="alpha", length_solver="gauss-seidel"),
+    "direct": dict(iterations=1, substeps=10, stiffness="alpha", length_solver="direct"),
+}
+
+
+def _settings(name: str):
+    return sl.PBDSettings(**CONFIGS[name])
+
+
+def run_cases(cases: list[str], threads: list[int], steps: int, repeats: int = 3) -> list[dict]:
+    """Time each ``NxE:config`` case with each thread count (best of ``repeats`` runs)."""
+    import numba
+    out = []
+    for case in cases:
+        size, cfg = case.split(":")
+        n_rods, n_edges = (int(v) for v in size.split("x"))
+        model = build(n_rods, n_edges)
+        for nt in threads:
+            numba.set_num_threads(min(nt, numba.config.NUMBA_NUM_THREADS))
+            runs = [run_strandlab(model, _settings(cfg), steps=steps) for _ in range(repeats)]
+            best = min(runs, key=lambda r: r["ms_per_step"])
+            out.append({"case": case, "threads": nt, **best})
+    return out
+
+
+def _child(src: str | None, cases, threads, steps) -> list[dict]:
+    """:func:`run_cases` in a child process importing strandlab from ``src`` (None: this
+    process's strandlab)."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    code = ("import json, sys\nsys.path.insert(0, %r)\nimport bench_pbd_rods as b\n"
+            "print('@@' + json.dumps(b.run_cases(%r, %r, %d)))\n" % (HERE, cases, threads, steps))
+    if src is None:
+        code = "import sys\nsys.path.insert(0, %r)\n" % os.path.dirname(
+            os.path.dirname(sl.__file__)) + code
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    for ln in proc.stdout.splitlines():
+        if ln.startswith("@@"):
+            return json.loads(ln[2:])
+    raise RuntimeError(f"benchmark child failed: {proc.stderr.strip()[-2000:]}")
+
+
+def _burner():
+    """A child process that keeps one core busy (pinned to the last core when possible)."""
+    code = ("import os\ntry:\n    os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})\n"
+            "except (AttributeError, OSError):\n    pass\nwhile True:\n    pass\n")
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def main_threads(args) -> int:
+    cases = args.cases.split(",")
+    threads = [int(t) for t in args.threads.split(",")]
+    steps = 30 if args.quick else 120
+    burner = _burner() if args.busy else None
+    try:
+        trees = [("this", None)]
+        if args.compare_to:
+            trees.append(("other", os.path.join(os.path.abspath(args.compare_to), "src")))
+        res = {name: [] for name, _ in trees}
+        for case in cases:  # alternate trees case by case so that both see the same load
+            for name, src in trees:
+                res[name] += _child(src, [case], threads, steps)
+    finally:
+        if burner is not None:
+            burner.kill()
+            burner.wait()
+    print(f"{'busy (one core burnt)' if args.busy else 'idle'}; ms per step, best of 3 runs "
+          f"of {steps} steps" + (f"; other = {args.compare_to}" if args.compare_to else ""))
+    head = f"{'case':>14} {'threads':>7} | {'this ms':>9} {'strain':>9}"
+    if args.compare_to:
+        head += f" | {'other ms':>9} {'strain':>9} | {'speed-up':>8}"
+    print(head)
+    for k, r in enumerate(res["this"]):
+        line = (f"{r['case']:>14} {r['threads']:7d} | {r['ms_per_step']:9.3f} "
+                f"{r['max_edge_strain']:9.2e}")
+        if args.compare_to:
+            o = res["other"][k]
+            line += (f" | {o['ms_per_step']:9.3f} {o['max_edge_strain']:9.2e} | "
+                     f"{o['ms_per_step'] / r['ms_per_step']:8.2f}")
+        print(line, flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="30 timed steps instead of 120")
     ap.add_argument("--no-pypbd", action="store_true", help="skip the pypbd runs")
+    ap.add_argument("--busy", action="store_true",
+                    help="burn one core in a child process while measuring; thread table")
+    ap.add_argument("--threads", default="1,2", help="thread counts of the thread table")
+    ap.add_argument("--cases", default="1x100:direct,200x20:paper",
+                    help="cases of the thread table, NxE:config (config: paper or direct)")
+    ap.add_argument("--compare-to", metavar="PATH",
+                    help="also time the thread table with the strandlab of checkout PATH")
     args = ap.parse_args(argv)
+    if args.busy or args.compare_to:
+        return main_threads(args)
     steps = 30 if args.quick else 120
-    configs = {
-        "paper": sl.PBDSettings(iterations=10),
-        "direct": sl.PBDSettings(iterations=1, substeps=10, length_solver="direct"),
-    }
+    configs = {k: _settings(k) for k in CONFIGS}
     import numba
     print(f"strandlab {sl.__version__}, numba threads {numba.get_num_threads()}, "
           f"dt 1/60 s, {steps} timed steps")

@@ -19,7 +19,7 @@ __all__ = ["darboux", "darboux_gradient", "darboux_of", "darboux_all", "MIN_ONE_
 MIN_ONE_PLUS_TRACE = 1e-10
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _effective_frame(d, rot, kr, has_rot, out):
     """``out = d @ rot[kr]`` when ``has_rot`` (a constant rotation between frames), else a copy."""
     for r in range(3):
@@ -30,7 +30,7 @@ def _effective_frame(d, rot, kr, has_rot, out):
                 out[r, m] = d[r, m]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def darboux(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, omega_out):
     """Modified discrete Darboux vector between two three-point frames.
 
@@ -50,24 +50,30 @@ def darboux(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, omega_out):
     return _omega_from_frames(fa, fb, rest_len, omega_out)
 
 
-@njit(cache=True, inline="always")
-def _q(fa, fb, m, n):
-    return fa[0, m] * fb[0, n] + fa[1, m] * fb[1, n] + fa[2, m] * fb[2, n]
-
-
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _omega_from_frames(fa, fb, rest_len, omega_out):
-    s = 1.0 + _q(fa, fb, 0, 0) + _q(fa, fb, 1, 1) + _q(fa, fb, 2, 2)
+    # Q = fa^T fb, entries written out (a helper taking the indices would be compiled once per
+    # index pair)
+    q00 = fa[0, 0] * fb[0, 0] + fa[1, 0] * fb[1, 0] + fa[2, 0] * fb[2, 0]
+    q11 = fa[0, 1] * fb[0, 1] + fa[1, 1] * fb[1, 1] + fa[2, 1] * fb[2, 1]
+    q22 = fa[0, 2] * fb[0, 2] + fa[1, 2] * fb[1, 2] + fa[2, 2] * fb[2, 2]
+    s = 1.0 + q00 + q11 + q22
     if s <= MIN_ONE_PLUS_TRACE:
         return min(s, 0.0)
+    q21 = fa[0, 2] * fb[0, 1] + fa[1, 2] * fb[1, 1] + fa[2, 2] * fb[2, 1]
+    q12 = fa[0, 1] * fb[0, 2] + fa[1, 1] * fb[1, 2] + fa[2, 1] * fb[2, 2]
+    q02 = fa[0, 0] * fb[0, 2] + fa[1, 0] * fb[1, 2] + fa[2, 0] * fb[2, 2]
+    q20 = fa[0, 2] * fb[0, 0] + fa[1, 2] * fb[1, 0] + fa[2, 2] * fb[2, 0]
+    q10 = fa[0, 1] * fb[0, 0] + fa[1, 1] * fb[1, 0] + fa[2, 1] * fb[2, 0]
+    q01 = fa[0, 0] * fb[0, 1] + fa[1, 0] * fb[1, 1] + fa[2, 0] * fb[2, 1]
     f = 2.0 / (rest_len * s)
-    omega_out[0] = f * (_q(fa, fb, 2, 1) - _q(fa, fb, 1, 2))
-    omega_out[1] = f * (_q(fa, fb, 0, 2) - _q(fa, fb, 2, 0))
-    omega_out[2] = f * (_q(fa, fb, 1, 0) - _q(fa, fb, 0, 1))
+    omega_out[0] = f * (q21 - q12)
+    omega_out[1] = f * (q02 - q20)
+    omega_out[2] = f * (q10 - q01)
     return s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _frame_adjoint(x, i0, i1, i2, d, le, lu, ucx, ucy, ucz, ubx, uby, ubz, uax, uay, uaz,
                    slot0, row, grad):
     """Pull back covectors on a frame's columns to its three points.
@@ -114,16 +120,7 @@ def _frame_adjoint(x, i0, i1, i2, d, le, lu, ucx, ucy, ucz, ubx, uby, ubz, uax, 
     grad[slot0 + 2, row, 2] = -(wx * pby - wy * pbx)
 
 
-@njit(cache=True, inline="always")
-def _covector(f, ns, e, fm, fn, m, n, r):
-    """Component ``r`` of ``-f (ns * fm[:, m] + e * fn[:, n])`` (``n < 0``: no second term)."""
-    v = ns * fm[r, m]
-    if n >= 0:
-        v += e * fn[r, n]
-    return -f * v
-
-
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, omega, grad):
     """Omega (into ``omega[0:3]``) and its gradient ``grad[slot, i, s] = dOmega_i / dx_p[s]``.
 
@@ -150,6 +147,10 @@ def darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, ome
     if sq <= 0.0:
         return sq
     f = 2.0 / (rest_len * sq)
+    # first gradient slots of frames A and B (0 and 3), read from the array shape so that they
+    # are not compile-time constants: one compiled _frame_adjoint serves both frames
+    slot_a = idx.shape[1] - 6
+    slot_b = slot_a + 3
     for i in range(3):
         ns = omega[i] / f / sq  # N_i / S
         # (m, n, eps_imn) for the two columns m != i; column i has only the trace term
@@ -157,9 +158,9 @@ def darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, ome
         m2 = (i + 2) % 3
         # frame A, effective columns: u_m = -f (ns b_m + eps_{i m n} b_n), n the third index
         for r in range(3):
-            uv[0, i, r] = _covector(f, ns, 0.0, fb, fb, i, -1, r)
-            uv[0, m1, r] = _covector(f, ns, 1.0, fb, fb, m1, m2, r)
-            uv[0, m2, r] = _covector(f, ns, -1.0, fb, fb, m2, m1, r)
+            uv[0, i, r] = -f * (ns * fb[r, i])
+            uv[0, m1, r] = -f * (ns * fb[r, m1] + fb[r, m2])
+            uv[0, m2, r] = -f * (ns * fb[r, m2] - fb[r, m1])
         if has_rot:
             for r in range(3):
                 u0 = uv[0, 0, r]
@@ -169,19 +170,19 @@ def darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, ome
                     uv[1, q, r] = rot[kr, q, 0] * u0 + rot[kr, q, 1] * u1 + rot[kr, q, 2] * u2
             _frame_adjoint(x, i0, i1, i2, tmp, le_a, lu_a,
                            uv[1, 0, 0], uv[1, 0, 1], uv[1, 0, 2], uv[1, 1, 0], uv[1, 1, 1],
-                           uv[1, 1, 2], uv[1, 2, 0], uv[1, 2, 1], uv[1, 2, 2], 0, i, grad)
+                           uv[1, 1, 2], uv[1, 2, 0], uv[1, 2, 1], uv[1, 2, 2], slot_a, i, grad)
         else:
             _frame_adjoint(x, i0, i1, i2, tmp, le_a, lu_a,
                            uv[0, 0, 0], uv[0, 0, 1], uv[0, 0, 2], uv[0, 1, 0], uv[0, 1, 1],
-                           uv[0, 1, 2], uv[0, 2, 0], uv[0, 2, 1], uv[0, 2, 2], 0, i, grad)
+                           uv[0, 1, 2], uv[0, 2, 0], uv[0, 2, 1], uv[0, 2, 2], slot_a, i, grad)
         # frame B: v_n = -f (ns a~_n + eps_{i m n} a~_m), m the third index
         for r in range(3):
-            uv[1, i, r] = _covector(f, ns, 0.0, fa, fa, i, -1, r)
-            uv[1, m1, r] = _covector(f, ns, -1.0, fa, fa, m1, m2, r)
-            uv[1, m2, r] = _covector(f, ns, 1.0, fa, fa, m2, m1, r)
+            uv[1, i, r] = -f * (ns * fa[r, i])
+            uv[1, m1, r] = -f * (ns * fa[r, m1] - fa[r, m2])
+            uv[1, m2, r] = -f * (ns * fa[r, m2] + fa[r, m1])
         _frame_adjoint(x, i3, i4, i5, fb, le_b, lu_b,
                        uv[1, 0, 0], uv[1, 0, 1], uv[1, 0, 2], uv[1, 1, 0], uv[1, 1, 1],
-                       uv[1, 1, 2], uv[1, 2, 0], uv[1, 2, 1], uv[1, 2, 2], 3, i, grad)
+                       uv[1, 1, 2], uv[1, 2, 0], uv[1, 2, 1], uv[1, 2, 2], slot_b, i, grad)
     for slot in range(1, 6):
         for prev in range(slot):
             if idx[k, slot] == idx[k, prev]:
@@ -193,7 +194,7 @@ def darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, ome
     return sq
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def darboux_all(x, idx, rest_len, omega_out):
     """Omega of many elements: ``idx`` [n, 6], ``rest_len`` [n]; writes ``omega_out`` [n, 3].
 

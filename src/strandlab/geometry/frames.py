@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, fastmath=False, error_model="numpy")
 def frame_from_points(x, i0, i1, i2, d_out):
     """Frame of points ``x[i0], x[i1], x[i2]`` into ``d_out`` [3, 3] (columns d1, d2, d3).
 

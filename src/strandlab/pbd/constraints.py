@@ -24,6 +24,7 @@ __all__ = [
     "project_distance",
     "project_pin",
     "project_orientation",
+    "project_orientation_call",
     "solve3",
 ]
 
@@ -33,7 +34,7 @@ FREE_COMPLIANCE = 1e20  # compliance at or above this switches a component off (
 # --------------------------------------------------------------------------------------------
 # Edge constraints, eqs. (18)-(20); appendix eqs. (33)-(42)
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
     """Distance ``|x_i - x_j| = rest``: edge length (18), appendix eq. (35), and mesh edges.
 
@@ -61,7 +62,7 @@ def project_distance(x, w, i, j, rest, compliance, lam, k, dt2):
     return c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def project_bisector(x, w, i0, i1, ig):
     """Ghost point on the perpendicular bisector of the edge, eq. (19), appendix (36)-(38).
 
@@ -98,7 +99,7 @@ def project_bisector(x, w, i0, i1, ig):
     return c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def project_ghost_distance(x, w, i0, i1, ig, rest):
     """Ghost point at distance ``rest`` from the edge midpoint, eq. (20), appendix (39)-(42)."""
     dx = x[ig, 0] - 0.5 * (x[i0, 0] + x[i1, 0])
@@ -122,7 +123,7 @@ def project_ghost_distance(x, w, i0, i1, ig, rest):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def project_pin(x, w, i, t, b):
     """Pin point ``i`` to the barycentric point ``sum_k b[k] x[t[k]]`` (eq. 24, two-way).
 
@@ -147,7 +148,7 @@ def project_pin(x, w, i, t, b):
     return math.sqrt(cn)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def project_line(x, w, i, o, d):
     """Keep point ``i`` on the kinematic line through ``o`` [3] along the unit vector ``d`` [3]
     (a sliding end).  The line has infinite mass, so the point moves the whole way; returns the
@@ -167,7 +168,7 @@ def project_line(x, w, i, o, d):
     return math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def solve3(a, v, ib, io):
     """Solve ``a @ v[io:io+3] = v[ib:ib+3]`` for a symmetric positive (semi-)definite 3x3 ``a``.
 
@@ -200,7 +201,7 @@ def solve3(a, v, ib, io):
     return a00 * d1 * d2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _xpbd_rhs(a, vec, compliance, lam, k, dt2, d0, d1, d2):
     """XPBD system: ``a += diag(compliance / dt^2)``, ``vec[3:6] = -(C + alpha~ lambda)``.
 
@@ -220,7 +221,7 @@ def _xpbd_rhs(a, vec, compliance, lam, k, dt2, d0, d1, d2):
             vec[3 + i] = -(dev + at * lam[k, i])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len, alpha,
                         compliance, use_xpbd, lam, dt2, fa, fb, tmp, uv, grad, vec):
     """Project one bending-twisting constraint as a 3-D block, eqs. (17), (21), (23).
@@ -295,3 +296,12 @@ def project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len
         for s in range(3):
             x[p, s] += wb * (grad[slot, 0, s] * s0 + grad[slot, 1, s] * s1 + grad[slot, 2, s] * s2)
     return math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+
+
+@njit(cache=True, error_model="numpy")
+def project_orientation_call(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len, alpha,
+                             compliance, use_xpbd, lam, dt2, fa, fb, tmp, uv, grad, vec):
+    """:func:`project_orientation` as an ordinary compiled function, for callers outside the
+    hot loop (couplings): it is inlined here once instead of into every such caller."""
+    return project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len, alpha,
+                               compliance, use_xpbd, lam, dt2, fa, fb, tmp, uv, grad, vec)

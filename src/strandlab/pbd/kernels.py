@@ -1,14 +1,35 @@
 """Numba kernels of one position-based elastic rod step (Algorithm 1 of the appendix).
 
 All strands are concatenated: edges of strand ``s`` are ``strand_edge_start[s]:[s+1]`` and its
-orientation elements ``strand_oe_start[s]:[s+1]``.  Per-strand work runs in ``prange`` over
-strands (a strand's constraints touch only its own points); couplings between strands and other
-bodies (pins, frame orientation constraints, mesh and rigid-body distances) run in one serial
-pass; collisions run in ``prange`` over points.
+orientation elements ``strand_oe_start[s]:[s+1]``.  A kernel call runs ``params.n_sub``
+substeps; its arguments are the named groups of :mod:`.kernel_args` (model, state in, state
+out, scratch, params).
+
+Parallel structure.  When strands are independent (their couplings reach only kinematic
+points; no pins, distances or sliding ends), :func:`step_independent` runs one parallel loop
+over strands per call, each strand doing prediction, constraint passes, collisions and
+velocities for every substep: one parallel region per step, so threads wait for each other
+once.  Otherwise :func:`step_coupled` runs, per pass, one serial sweep over the constraints
+between strands and bodies and one parallel loop over strands.  Each kernel has a serial twin
+(``*_serial``), used for small problems and one thread (see ``pbd/solver.py``).
+
+Threads.  Numba's threading layer is left to its default (OpenMP where present); the module
+sets ``OMP_WAIT_POLICY=PASSIVE`` and ``KMP_BLOCKTIME=0`` unless already set (see below).
+
+Compile time.  The per-constraint functions (constraints.py, the Darboux gradient) are
+inlined as Numba IR into the per-strand functions (``_project_strand``, the coupling passes),
+which are ordinary compiled functions: each compiles once and both twins share it, and no
+parallel loop body holds inlined IR (the parallel-loop passes grow fast with the body's size).
+Kernels compile without Numba's reference counting (``_nrt=False``; they allocate nothing):
+every array taken out of an argument group would otherwise count a reference on the shared
+array, an atomic operation on one cache line that all threads fight over.  Kernels use Numba's
+NumPy error model (a float division by zero gives inf or NaN, caught by the
+solver's finiteness check, instead of a test before every division).
 """
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 from numba import njit, prange
@@ -19,14 +40,24 @@ from .constraints import (
     project_bisector,
     project_distance,
     project_ghost_distance,
-    project_orientation,
     project_line,
+    project_orientation,
+    project_orientation_call,
     project_pin,
 )
 
+# Threads that wait between parallel regions sleep instead of spinning: on cores shared with
+# other work a spinning thread takes the time its siblings need.  Read by the OpenMP runtime
+# when Numba first starts its threads (its first parallel call, not its import), so this only
+# applies when no parallel Numba code ran before this module was imported; a value the user
+# set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("KMP_BLOCKTIME", "0")
+
 __all__ = ["ORDER_INTERLEAVED", "ORDER_SEQUENTIAL", "ORDER_RANDOM", "GRAVITY_CORRECTED",
-           "GRAVITY_FULL", "GRAVITY_NONE", "CHECK_OK", "CHECK_NONFINITE", "CHECK_STRAIN", "CHECK_SPEED",
-           "predict", "iterate", "iterate_strands", "finish", "first_bad_strand", "check_state"]
+           "GRAVITY_FULL", "GRAVITY_NONE", "CHECK_OK", "CHECK_NONFINITE", "CHECK_STRAIN",
+           "CHECK_SPEED", "step_independent", "step_independent_serial", "step_coupled",
+           "step_coupled_serial", "first_bad_strand", "check_state"]
 
 ORDER_INTERLEAVED = 0
 ORDER_SEQUENTIAL = 1
@@ -42,7 +73,7 @@ CONTACT_LENGTH_ROUNDS = 10  # length solves after collision pushes, per pass (di
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _ordered(k, n, mode):
     """Position ``k`` of a sweep over ``n`` constraints: sequential or bidirectional interleaving."""
     if mode == ORDER_INTERLEAVED:
@@ -51,7 +82,7 @@ def _ordered(k, n, mode):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _xorshift(state):
     state ^= (state << np.uint64(13)) & np.uint64(0xFFFFFFFFFFFFFFFF)
     state ^= state >> np.uint64(7)
@@ -59,7 +90,7 @@ def _xorshift(state):
     return state
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _shuffle(perm, start, n, seed):
     """Fill ``perm[start:start+n]`` with a permutation of ``0..n-1`` (Fisher-Yates, xorshift)."""
     for k in range(n):
@@ -73,82 +104,7 @@ def _shuffle(perm, start, n, seed):
         perm[start + j] = t
 
 
-@njit(cache=True, inline="always")
-def _combine_friction(p, point_friction, contact_mu):
-    """A strand's own friction coefficient combines with the collider's as their geometric
-    mean (NaN: the strand has none, the collider's applies).  Call it once after each push
-    (``contact_mu[p]`` then holds the collider's coefficient), never on an already combined
-    value."""
-    mu = point_friction[p]
-    if mu == mu:
-        contact_mu[p] = math.sqrt(mu * contact_mu[p])
-
-
-@njit(cache=True, parallel=True)
-def predict(
-    # Model:
-    inv_mass, edge_p0, edge_p1, edge_ghost, strand_edge_start,
-    # State in:
-    x_in, v_in, mid_v_in,
-    # Settings:
-    gravity, dt, gravity_mode, damping,
-    # State out:
-    v_out, mid_v_out, x_pred_out,
-):
-    """Apply gravity (with the ghost-point correction of section 6), damping, predict positions.
-
-    ``gravity_mode``: corrected (Algorithm 1: each ghost keeps the share ``r`` of its gravity that
-    the edge midpoint actually showed over the last step and hands the rest, as an impulse, to the
-    edge's end points), full (gravity on every point) or none (no gravity on ghost points).
-    ``mid_v_in`` [m/s, (n_edges, 3)] is the midpoint velocity of the previous step (NaN before
-    the first step: the ghost then keeps its full gravity, as for a free-falling edge).  The
-    ratio ``r`` is clamped to [0, 1].
-    """
-    n_points = x_in.shape[0]
-    n_strands = strand_edge_start.shape[0] - 1
-    g2 = gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2
-    fd = max(0.0, 1.0 - damping * dt)
-    for p in prange(n_points):
-        for r in range(3):
-            if inv_mass[p] > 0.0:
-                v_out[p, r] = (v_in[p, r] + dt * gravity[r]) * fd
-            else:
-                v_out[p, r] = v_in[p, r]
-    for s in prange(n_strands):
-        for e in range(strand_edge_start[s], strand_edge_start[s + 1]):
-            a = edge_p0[e]
-            b = edge_p1[e]
-            gp = edge_ghost[e]
-            for r in range(3):
-                mid_v_out[e, r] = 0.5 * (v_in[a, r] + v_in[b, r])
-            if g2 == 0.0 or inv_mass[gp] == 0.0 or gravity_mode == GRAVITY_FULL:
-                continue
-            if gravity_mode == GRAVITY_NONE:
-                share = 1.0
-            elif not math.isfinite(mid_v_in[e, 0]):
-                share = 0.0  # no history yet (first step): treat the edge as free-falling
-            else:
-                acc_g = 0.0
-                for r in range(3):
-                    acc_g += (mid_v_out[e, r] - mid_v_in[e, r]) / dt * gravity[r]
-                ratio = min(1.0, max(0.0, acc_g / g2))
-                share = 1.0 - ratio
-            if share == 0.0:
-                continue
-            wg = inv_mass[gp]
-            for r in range(3):
-                imp = share * dt * gravity[r] * fd  # impulse per unit ghost mass
-                v_out[gp, r] -= imp
-                if inv_mass[a] > 0.0:
-                    v_out[a, r] += 0.5 * imp * inv_mass[a] / wg
-                if inv_mass[b] > 0.0:
-                    v_out[b, r] += 0.5 * imp * inv_mass[b] / wg
-    for p in prange(n_points):
-        for r in range(3):
-            x_pred_out[p, r] = x_in[p, r] + dt * v_out[p, r]
-
-
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance, lam_len,
                           e0, e1, dt2, tri_b, tri_c, tri_d, nrm):
     """All edge-length constraints of one open strand, solved together.
@@ -224,20 +180,132 @@ def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_complia
             break
 
 
-@njit(cache=True)
-def _project_strand(
-    s, x, w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance, edge_compliance,
-    strand_edge_start, strand_oe_start, strand_direct, oe_idx, oe_rest_omega, oe_rest_length,
-    oe_alpha, oe_compliance, eye, order, seed, use_xpbd, dt2, lam_len, lam_oe, perm,
-    fa, fb, tmp, uv, grad, vec, tri_b, tri_c, tri_d, nrm, self_thickness, self_skip,
-):
-    e0 = strand_edge_start[s]
-    e1 = strand_edge_start[s + 1]
-    o0 = strand_oe_start[s]
-    o1 = strand_oe_start[s + 1]
+# --------------------------------------------------------------------------------------------
+# One strand: prediction, constraint passes, collisions, velocities
+# --------------------------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _predict_strand(s, k, model, state_in, state_out, scratch, params):
+    """Gravity (with the ghost-point correction of section 6), damping and predicted positions
+    of strand ``s``'s vertices and ghost points, for substep ``k`` of the call.
+
+    ``gravity_mode``: corrected (Algorithm 1: each ghost keeps the share ``r`` of its gravity
+    that the edge midpoint actually showed over the last substep and hands the rest, as an
+    impulse, to the edge's end points), full (gravity on every point) or none (no gravity on
+    ghost points).  ``mid_v`` is the midpoint velocity of the previous substep (NaN before the
+    first: the ghost keeps its full gravity, as for a free-falling edge); the ratio is clamped
+    to [0, 1].  ``state_in`` may be ``state_out``: every value is read before it is written.
+    """
+    w = model.inv_mass
+    g = model.gravity
+    dt = params.dt
+    x_in, v_in, mid_in = state_in.x, state_in.v, state_in.mid_v
+    v_out, mid_out = state_out.v, state_out.mid_v
+    x_pred = scratch.x_pred
+    share = scratch.share
+    gmode = params.gravity_mode
+    g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2]
+    fd = max(0.0, 1.0 - params.damping * dt)
+    e0 = model.strand_edge_start[s]
+    e1 = model.strand_edge_start[s + 1]
+    for e in range(e0, e1):
+        a = model.edge_p0[e]
+        b = model.edge_p1[e]
+        gp = model.edge_ghost[e]
+        m0 = 0.5 * (v_in[a, 0] + v_in[b, 0])
+        m1 = 0.5 * (v_in[a, 1] + v_in[b, 1])
+        m2 = 0.5 * (v_in[a, 2] + v_in[b, 2])
+        sh = 0.0
+        if not (g2 == 0.0 or w[gp] == 0.0 or gmode == GRAVITY_FULL):
+            if gmode == GRAVITY_NONE:
+                sh = 1.0
+            elif math.isfinite(mid_in[e, 0]):
+                acc_g = (m0 - mid_in[e, 0]) / dt * g[0]
+                acc_g += (m1 - mid_in[e, 1]) / dt * g[1]
+                acc_g += (m2 - mid_in[e, 2]) / dt * g[2]
+                sh = 1.0 - min(1.0, max(0.0, acc_g / g2))
+        share[e] = sh
+        mid_out[e, 0] = m0
+        mid_out[e, 1] = m1
+        mid_out[e, 2] = m2
+    for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
+        _predict_point(p, w, v_in, v_out, dt, g, fd)
+    for e in range(e0, e1):
+        _predict_point(model.edge_ghost[e], w, v_in, v_out, dt, g, fd)
+    for e in range(e0, e1):
+        if share[e] == 0.0:
+            continue
+        a = model.edge_p0[e]
+        b = model.edge_p1[e]
+        gp = model.edge_ghost[e]
+        wg = w[gp]
+        for r in range(3):
+            imp = share[e] * dt * g[r] * fd  # impulse per unit ghost mass
+            v_out[gp, r] -= imp
+            if w[a] > 0.0:
+                v_out[a, r] += 0.5 * imp * w[a] / wg
+            if w[b] > 0.0:
+                v_out[b, r] += 0.5 * imp * w[b] / wg
+    point_drive, drive_pos = model.point_drive, params.drive_pos
+    for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
+        _position_point(p, k, point_drive, drive_pos, dt, x_in, v_out, x_pred)
+    for e in range(e0, e1):
+        _position_point(model.edge_ghost[e], k, point_drive, drive_pos, dt, x_in, v_out, x_pred)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _predict_point(p, w, v_in, v_out, dt, g, fd):
+    for r in range(3):
+        if w[p] > 0.0:
+            v_out[p, r] = (v_in[p, r] + dt * g[r]) * fd
+        else:
+            v_out[p, r] = v_in[p, r]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _position_point(p, k, point_drive, drive_pos, dt, x_in, v_out, x_pred):
+    d = point_drive[p]
+    if d >= 0:
+        for r in range(3):
+            x_pred[p, r] = drive_pos[k, d, r]
+    else:
+        for r in range(3):
+            x_pred[p, r] = x_in[p, r] + dt * v_out[p, r]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _project_strand(s, it, seed, model, scratch, params):
+    """One pass over strand ``s``'s own constraints (edges, ghost points, orientation elements,
+    self-contacts) on ``scratch.x_pred``; pass ``it`` of the substep whose seed is ``seed``.
+
+    The arrays are taken out of the groups once, at the top."""
+    x = scratch.x_pred
+    w = model.inv_mass
+    edge_p0 = model.edge_p0
+    edge_p1 = model.edge_p1
+    edge_ghost = model.edge_ghost
+    edge_rest_length = model.edge_rest_length
+    edge_compliance = model.edge_compliance
+    ghost_rest_distance = model.ghost_rest_distance
+    oe_idx = model.oe_idx
+    oe_rest_omega = model.oe_rest_omega
+    oe_rest_length = model.oe_rest_length
+    oe_compliance = model.oe_compliance
+    eye = model.eye
+    oe_alpha = params.oe_alpha
+    use_xpbd = params.use_xpbd
+    lam_len = scratch.lam_len
+    lam_oe = scratch.lam_oe
+    dt2 = params.dt * params.dt
+    order = params.order
+    perm = scratch.perm
+    e0 = model.strand_edge_start[s]
+    e1 = model.strand_edge_start[s + 1]
+    o0 = model.strand_oe_start[s]
+    o1 = model.strand_oe_start[s + 1]
     ne = e1 - e0
     no = o1 - o0
-    direct = strand_direct[s]
+    direct = model.strand_direct[s]
+    seed = seed + 7919 * it * (2 * (model.strand_edge_start.shape[0] - 1) + 2)
     if order == ORDER_RANDOM:
         _shuffle(perm, e0, ne, seed + 2 * s)
     for k in range(ne):
@@ -247,217 +315,341 @@ def _project_strand(
         gp = edge_ghost[e]
         if not direct:
             # hard in the alpha form (compliance 0), L / (E A) in the XPBD form
-            project_distance(x, w, a, b, edge_rest_length[e], edge_compliance[e], lam_len, e, dt2)
+            project_distance(x, w, a, b, edge_rest_length[e], edge_compliance[e], lam_len, e,
+                             dt2)
         project_bisector(x, w, a, b, gp)
         project_ghost_distance(x, w, a, b, gp, ghost_rest_distance[e])
     if no > 0:
         if order == ORDER_RANDOM:
             _shuffle(perm, e0, no, seed + 2 * s + 1)  # reuses the strand's slots (no <= ne)
+        fa, fb, tmp = scratch.fa[s], scratch.fb[s], scratch.tmp[s]
+        uv, grad, vec = scratch.uv[s], scratch.grad[s], scratch.vec[s]
+        # run-time values rather than compile-time constants, so that interior and coupling
+        # constraints share one compiled project_orientation
+        no_rot = o0 < 0
+        k_eye = o0 - o0
         for k in range(no):
             o = o0 + (perm[e0 + k] if order == ORDER_RANDOM else _ordered(k, no, order))
-            project_orientation(x, w, oe_idx, o, eye, 0, False, oe_rest_omega, o,
+            project_orientation(x, w, oe_idx, o, eye, k_eye, no_rot, oe_rest_omega, o,
                                 oe_rest_length[o], oe_alpha, oe_compliance, use_xpbd, lam_oe,
                                 dt2, fa, fb, tmp, uv, grad, vec)
-    if self_thickness[s] > 0.0:
-        project_self_contacts(x, w, edge_p0, edge_p1, e0, e1, self_thickness[s], self_skip[s])
+    if model.self_thickness[s] > 0.0:
+        project_self_contacts(x, w, edge_p0, edge_p1, e0, e1, model.self_thickness[s],
+                              model.self_skip[s])
     if direct and ne > 0:
-        _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance, lam_len,
-                              e0, e1, dt2, tri_b, tri_c, tri_d, nrm)
+        _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance,
+                              lam_len, e0, e1, dt2, scratch.tri_b, scratch.tri_c,
+                              scratch.tri_d, scratch.nrm)
 
 
-@njit(cache=True, parallel=True)
-def iterate(
-    # Model:
-    w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance, edge_compliance,
-    strand_edge_start, strand_oe_start, strand_direct,
-    oe_idx, oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance,
-    co_idx, co_rot, co_rest_length, co_alpha, co_compliance,
-    pin_point, pin_targets, pin_weights,
-    slide_point, slide_origin, slide_dir,
-    dist_i, dist_j, dist_rest, dist_compliance,
-    collide_radius, planes, spheres, capsules, collider_friction, point_friction,
-    # Settings:
-    iterations, order, seed, use_xpbd, dt,
-    # Scratch:
-    lam_len, lam_oe, lam_co, lam_dist, perm, fa, fb, tmp, uv, grad, vec,
-    tri_b, tri_c, tri_d, nrm, eye, zero3, self_thickness, self_skip,
-    # State in/out:
-    x,
-    # Contacts out:
-    contact_depth, contact_normal, contact_mu,
-):
-    """Run ``iterations`` constraint passes on the predicted positions ``x`` (in place)."""
-    n_strands = strand_edge_start.shape[0] - 1
-    n_points = x.shape[0]
-    dt2 = dt * dt
-    ser = n_strands  # scratch row of the serial pass
-    for p in prange(n_points):
-        contact_depth[p] = 0.0
-    for it in range(iterations):
-        for k in range(dist_i.shape[0]):
-            project_distance(x, w, dist_i[k], dist_j[k], dist_rest[k], dist_compliance[k],
-                             lam_dist, k, dt2)
-        for k in range(pin_point.shape[0]):
-            project_pin(x, w, pin_point[k], pin_targets[k], pin_weights[k])
-        for k in range(co_idx.shape[0]):
-            project_orientation(x, w, co_idx, k, co_rot, k, True, zero3, 0, co_rest_length[k],
-                                co_alpha, co_compliance, use_xpbd, lam_co, dt2,
-                                fa[ser], fb[ser], tmp[ser], uv[ser], grad[ser], vec[ser])
-        for s in prange(n_strands):
-            _project_strand(
-                s, x, w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance,
-                edge_compliance, strand_edge_start, strand_oe_start, strand_direct, oe_idx,
-                oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance, eye, order,
-                seed + 7919 * it * (2 * n_strands + 2), use_xpbd, dt2, lam_len, lam_oe, perm,
-                fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s], tri_b, tri_c, tri_d, nrm,
-                self_thickness, self_skip,
-            )
-        # sliding ends last in the pass: the lines are kinematic, so the pass ends with every
-        # sliding end exactly on its line
-        for k in range(slide_point.shape[0]):
-            project_line(x, w, slide_point[k], slide_origin[k], slide_dir[k])
-        if planes.shape[0] + spheres.shape[0] + capsules.shape[0] > 0:
-            for p in prange(n_points):
-                if collide_radius[p] > 0.0 and w[p] > 0.0:
-                    before = contact_depth[p]
-                    collide_point(p, x, collide_radius[p], planes, spheres, capsules,
-                                   collider_friction, contact_depth, contact_normal, contact_mu)
-                    if contact_depth[p] > before:  # pushed now: a collider's mu to combine
-                        _combine_friction(p, point_friction, contact_mu)
-            # collision pushes stretch edges: lengths again, then the (now small) remaining
-            # penetrations
-            for s in prange(n_strands):
-                e0 = strand_edge_start[s]
-                e1 = strand_edge_start[s + 1]
-                if strand_direct[s] and e1 > e0:
-                    _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length,
-                                          edge_compliance, lam_len, e0, e1, dt2, tri_b, tri_c,
-                                          tri_d, nrm)
-            for k in range(slide_point.shape[0]):
-                project_line(x, w, slide_point[k], slide_origin[k], slide_dir[k])
-            for p in prange(n_points):
-                if collide_radius[p] > 0.0 and w[p] > 0.0:
-                    before = contact_depth[p]
-                    collide_point(p, x, collide_radius[p], planes, spheres, capsules,
-                                   collider_friction, contact_depth, contact_normal, contact_mu)
-                    if contact_depth[p] > before:
-                        _combine_friction(p, point_friction, contact_mu)
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _project_couplings(s, model, scratch, params):
+    """One pass over the coupling orientation constraints of strand ``s`` (frame ends)."""
+    dt2 = params.dt * params.dt
+    c0 = model.strand_co_start[s]
+    has_rot = c0 >= 0  # a run-time value (see _project_strand)
+    k_zero = c0 - c0
+    c1 = model.strand_co_start[s + 1]
+    if c1 == c0:
+        return
+    x, w, co_idx, co_rot = scratch.x_pred, model.inv_mass, model.co_idx, model.co_rot
+    zero3, co_rest_length, co_alpha = model.zero3, model.co_rest_length, params.co_alpha
+    co_compliance, use_xpbd, lam_co = model.co_compliance, params.use_xpbd, scratch.lam_co
+    fa, fb, tmp = scratch.fa[s], scratch.fb[s], scratch.tmp[s]
+    uv, grad, vec = scratch.uv[s], scratch.grad[s], scratch.vec[s]
+    for c in range(c0, c1):
+        project_orientation_call(x, w, co_idx, c, co_rot, c, has_rot, zero3, k_zero,
+                                 co_rest_length[c], co_alpha, co_compliance, use_xpbd, lam_co,
+                                 dt2, fa, fb, tmp, uv, grad, vec)
 
 
-@njit(cache=True, parallel=True)
-def iterate_strands(
-    # Model:
-    w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance, edge_compliance,
-    strand_edge_start, strand_oe_start, strand_direct, strand_vertex_start, strand_co_start,
-    oe_idx, oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance,
-    co_idx, co_rot, co_rest_length, co_alpha, co_compliance,
-    collide_radius, planes, spheres, capsules, collider_friction, point_friction,
-    # Settings:
-    iterations, order, seed, use_xpbd, dt,
-    # Scratch:
-    lam_len, lam_oe, lam_co, perm, fa, fb, tmp, uv, grad, vec, tri_b, tri_c, tri_d, nrm, eye,
-    zero3, self_thickness, self_skip,
-    # State in/out:
-    x,
-    # Contacts out:
-    contact_depth, contact_normal, contact_mu,
-):
-    """``iterations`` passes for scenes whose strands are independent of each other.
-
-    Valid when every coupling constraint of a strand ties it only to kinematic points (frames)
-    and there are no pins or distance constraints: then each strand's passes (its couplings,
-    its own constraints, the collisions of its vertices) run start to finish on one thread,
-    which gives the same result as sweeping all strands per pass.
-    """
-    n_strands = strand_edge_start.shape[0] - 1
-    dt2 = dt * dt
-    has_colliders = planes.shape[0] + spheres.shape[0] + capsules.shape[0] > 0
-    for s in prange(n_strands):
-        v0 = strand_vertex_start[s]
-        v1 = strand_vertex_start[s + 1]
-        for p in range(v0, v1):
-            contact_depth[p] = 0.0
-        for it in range(iterations):
-            for k in range(strand_co_start[s], strand_co_start[s + 1]):
-                project_orientation(x, w, co_idx, k, co_rot, k, True, zero3, 0,
-                                    co_rest_length[k], co_alpha, co_compliance, use_xpbd, lam_co,
-                                    dt2, fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s])
-            _project_strand(
-                s, x, w, edge_p0, edge_p1, edge_ghost, edge_rest_length, ghost_rest_distance,
-                edge_compliance, strand_edge_start, strand_oe_start, strand_direct, oe_idx,
-                oe_rest_omega, oe_rest_length, oe_alpha, oe_compliance, eye, order,
-                seed + 7919 * it * (2 * n_strands + 2), use_xpbd, dt2, lam_len, lam_oe, perm,
-                fa[s], fb[s], tmp[s], uv[s], grad[s], vec[s], tri_b, tri_c, tri_d, nrm,
-                self_thickness, self_skip,
-            )
-            if has_colliders:
-                moved = False
-                for p in range(v0, v1):
-                    if collide_radius[p] > 0.0 and w[p] > 0.0:
-                        x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
-                        before = contact_depth[p]
-                        collide_point(p, x, collide_radius[p], planes, spheres, capsules,
-                                       collider_friction, contact_depth, contact_normal,
-                                       contact_mu)
-                        if contact_depth[p] > before:
-                            _combine_friction(p, point_friction, contact_mu)
-                        moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
-                # collision pushes stretch edges: alternate exact lengths and the remaining
-                # (shrinking) penetrations a few times
-                rounds = 0
-                while moved and strand_direct[s] and rounds < CONTACT_LENGTH_ROUNDS:
-                    rounds += 1
-                    _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length,
-                                          edge_compliance, lam_len, strand_edge_start[s],
-                                          strand_edge_start[s + 1], dt2, tri_b, tri_c, tri_d, nrm)
-                    moved = False
-                    for p in range(v0, v1):
-                        if collide_radius[p] > 0.0 and w[p] > 0.0:
-                            x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
-                            before = contact_depth[p]
-                            collide_point(p, x, collide_radius[p], planes, spheres, capsules,
-                                           collider_friction, contact_depth, contact_normal,
-                                           contact_mu)
-                            if contact_depth[p] > before:
-                                _combine_friction(p, point_friction, contact_mu)
-                            moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _collide_points(p0, p1, model, scratch):
+    """Push points ``p0..p1`` out of the colliders (records contacts for friction).  Returns
+    whether a point moved."""
+    moved = False
+    if model.planes.shape[0] + model.spheres.shape[0] + model.capsules.shape[0] == 0:
+        return moved
+    x = scratch.x_pred
+    radius, w, friction = model.collide_radius, model.inv_mass, model.point_friction
+    planes, spheres, capsules = model.planes, model.spheres, model.capsules
+    collider_friction = model.collider_friction
+    depth, normal, contact_mu = scratch.contact_depth, scratch.contact_normal, scratch.contact_mu
+    for p in range(p0, p1):
+        if radius[p] > 0.0 and w[p] > 0.0:
+            x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
+            before = depth[p]
+            collide_point(p, x, radius[p], planes, spheres, capsules, collider_friction, depth,
+                          normal, contact_mu)
+            mu = friction[p]
+            if mu == mu and depth[p] > before:
+                # pushed now, so contact_mu holds a collider's coefficient: the strand's own
+                # combines with it as their geometric mean, once per push (NaN: the strand has
+                # none, the collider's applies)
+                contact_mu[p] = math.sqrt(mu * contact_mu[p])
+            moved |= x[p, 0] != x0 or x[p, 1] != x1 or x[p, 2] != x2
+    return moved
 
 
-@njit(cache=True, parallel=True)
-def finish(
-    # Model:
-    w,
-    # State in:
-    x_in, x_pred,
-    # Contacts in:
-    contact_depth, contact_normal, contact_mu,
-    # Settings:
-    dt,
-    # State out:
-    x_out, v_out,
-):
-    """Velocities from positions, Coulomb-like friction on contacts, commit positions."""
-    for p in prange(x_in.shape[0]):
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _solve_strand_lengths(s, model, scratch, params):
+    """The direct edge-length solve of strand ``s`` on ``scratch.x_pred``."""
+    _solve_lengths_direct(scratch.x_pred, model.inv_mass, model.edge_p0, model.edge_p1,
+                          model.edge_rest_length, model.edge_compliance, scratch.lam_len,
+                          model.strand_edge_start[s], model.strand_edge_start[s + 1],
+                          params.dt * params.dt, scratch.tri_b, scratch.tri_c, scratch.tri_d,
+                          scratch.nrm)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _finish_point(p, w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out):
+    """Velocity from positions, Coulomb-like friction on contacts, commit the position."""
+    for r in range(3):
+        v_out[p, r] = (x_pred[p, r] - x_in[p, r]) / dt
+        x_out[p, r] = x_pred[p, r]
+    if depth[p] > 0.0 and w[p] > 0.0:
+        nx = normal[p, 0]
+        ny = normal[p, 1]
+        nz = normal[p, 2]
+        vn = v_out[p, 0] * nx + v_out[p, 1] * ny + v_out[p, 2] * nz
+        tx = v_out[p, 0] - vn * nx
+        ty = v_out[p, 1] - vn * ny
+        tz = v_out[p, 2] - vn * nz
+        vt = math.sqrt(tx * tx + ty * ty + tz * tz)
+        if vt > 0.0:
+            scale = max(0.0, 1.0 - mu[p] * (depth[p] / dt) / vt)
+            v_out[p, 0] = vn * nx + scale * tx
+            v_out[p, 1] = vn * ny + scale * ty
+            v_out[p, 2] = vn * nz + scale * tz
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _finish_strand(s, model, x_in, scratch, dt, x_out, v_out):
+    w, x_pred = model.inv_mass, scratch.x_pred
+    depth, normal, mu = scratch.contact_depth, scratch.contact_normal, scratch.contact_mu
+    for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
+        _finish_point(p, w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out)
+    for e in range(model.strand_edge_start[s], model.strand_edge_start[s + 1]):
+        _finish_point(model.edge_ghost[e], w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _clear_strand(s, model, scratch):
+    """Zero strand ``s``'s multipliers and contact depths at the start of a substep."""
+    for e in range(model.strand_edge_start[s], model.strand_edge_start[s + 1]):
+        scratch.lam_len[e] = 0.0
+    for o in range(model.strand_oe_start[s], model.strand_oe_start[s + 1]):
         for r in range(3):
-            v_out[p, r] = (x_pred[p, r] - x_in[p, r]) / dt
-            x_out[p, r] = x_pred[p, r]
-        if contact_depth[p] > 0.0 and w[p] > 0.0:
-            nx = contact_normal[p, 0]
-            ny = contact_normal[p, 1]
-            nz = contact_normal[p, 2]
-            vn = v_out[p, 0] * nx + v_out[p, 1] * ny + v_out[p, 2] * nz
-            tx = v_out[p, 0] - vn * nx
-            ty = v_out[p, 1] - vn * ny
-            tz = v_out[p, 2] - vn * nz
-            vt = math.sqrt(tx * tx + ty * ty + tz * tz)
-            if vt > 0.0:
-                scale = max(0.0, 1.0 - contact_mu[p] * (contact_depth[p] / dt) / vt)
-                v_out[p, 0] = vn * nx + scale * tx
-                v_out[p, 1] = vn * ny + scale * ty
-                v_out[p, 2] = vn * nz + scale * tz
+            scratch.lam_oe[o, r] = 0.0
+    for c in range(model.strand_co_start[s], model.strand_co_start[s + 1]):
+        for r in range(3):
+            scratch.lam_co[c, r] = 0.0
+    for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
+        scratch.contact_depth[p] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _collide_strand_coupled(s, model, scratch, params):
+    """Collisions of strand ``s``'s vertices; with colliders, a direct-length strand then
+    re-solves its lengths (collision pushes stretch edges) and collides once more."""
+    v0 = model.strand_vertex_start[s]
+    v1 = model.strand_vertex_start[s + 1]
+    _collide_points(v0, v1, model, scratch)
+    n_colliders = model.planes.shape[0] + model.spheres.shape[0] + model.capsules.shape[0]
+    e0 = model.strand_edge_start[s]
+    if n_colliders > 0 and model.strand_direct[s] and model.strand_edge_start[s + 1] > e0:
+        _solve_strand_lengths(s, model, scratch, params)
+        _collide_points(v0, v1, model, scratch)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _substep_seed(params, k):
+    return (params.seed + 7919 * k) % 2147483648
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _strand_substeps(s, model, state_in, state_out, scratch, params):
+    """All substeps of strand ``s`` when strands are independent: predict, ``iterations``
+    passes (couplings, own constraints, collisions of its vertices), velocities."""
+    v0 = model.strand_vertex_start[s]
+    v1 = model.strand_vertex_start[s + 1]
+    direct = model.strand_direct[s] and model.strand_edge_start[s + 1] > model.strand_edge_start[s]
+    for k in range(params.n_sub):
+        st_in = state_in if k == 0 else state_out
+        _predict_strand(s, k, model, st_in, state_out, scratch, params)
+        _clear_strand(s, model, scratch)
+        seed = _substep_seed(params, k)
+        for it in range(params.iterations):
+            _project_couplings(s, model, scratch, params)
+            _project_strand(s, it, seed, model, scratch, params)
+            moved = _collide_points(v0, v1, model, scratch)
+            # collision pushes stretch edges: alternate exact lengths and the remaining
+            # (shrinking) penetrations a few times
+            rounds = 0
+            while moved and direct and rounds < CONTACT_LENGTH_ROUNDS:
+                rounds += 1
+                _solve_strand_lengths(s, model, scratch, params)
+                moved = _collide_points(v0, v1, model, scratch)
+        _finish_strand(s, model, st_in.x, scratch, params.dt, state_out.x, state_out.v)
+
+
+# --------------------------------------------------------------------------------------------
+# Points that belong to no strand (frames, meshes, bodies) and serial couplings
+# --------------------------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _predict_extra(k, model, state_in, state_out, scratch, params):
+    g = model.gravity
+    fd = max(0.0, 1.0 - params.damping * params.dt)
+    for p in range(model.n_strand_points, model.inv_mass.shape[0]):
+        _predict_point(p, model.inv_mass, state_in.v, state_out.v, params.dt, g, fd)
+        _position_point(p, k, model.point_drive, params.drive_pos, params.dt, state_in.x,
+                        state_out.v, scratch.x_pred)
+        scratch.contact_depth[p] = 0.0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _finish_extra(model, state_in, state_out, scratch, params):
+    for p in range(model.n_strand_points, model.inv_mass.shape[0]):
+        _finish_point(p, model.inv_mass, state_in.x, scratch.x_pred, scratch.contact_depth,
+                      scratch.contact_normal, scratch.contact_mu, params.dt, state_out.x,
+                      state_out.v)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _project_slides(k, model, scratch, params):
+    """Sliding ends back onto their kinematic lines (substep ``k``): run after the strands'
+    own constraints and length solves, so that a pass ends with every sliding end on its line."""
+    for q in range(model.slide_point.shape[0]):
+        project_line(scratch.x_pred, model.inv_mass, model.slide_point[q],
+                     params.slide_origin[k, q], params.slide_dir[k, q])
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _project_serial(k, model, scratch, params):
+    """One pass over the constraints between strands and other bodies: distances, pins,
+    sliding ends and coupling orientation constraints (substep ``k``)."""
+    x = scratch.x_pred
+    w = model.inv_mass
+    dt2 = params.dt * params.dt
+    for q in range(model.dist_i.shape[0]):
+        project_distance(x, w, model.dist_i[q], model.dist_j[q], model.dist_rest[q],
+                         model.dist_compliance[q], scratch.lam_dist, q, dt2)
+    for q in range(model.pin_point.shape[0]):
+        project_pin(x, w, model.pin_point[q], model.pin_targets[q], model.pin_weights[q])
+    for q in range(model.slide_point.shape[0]):
+        project_line(x, w, model.slide_point[q], params.slide_origin[k, q],
+                     params.slide_dir[k, q])
+    ser = model.strand_edge_start.shape[0] - 1
+    has_rot = ser >= 0  # a run-time value (see _project_strand)
+    k_zero = ser - ser
+    for c in range(model.co_idx.shape[0]):
+        project_orientation_call(x, w, model.co_idx, c, model.co_rot, c, has_rot, model.zero3,
+                                 k_zero, model.co_rest_length[c], params.co_alpha,
+                                 model.co_compliance, params.use_xpbd, scratch.lam_co, dt2,
+                                 scratch.fa[ser], scratch.fb[ser], scratch.tmp[ser],
+                                 scratch.uv[ser], scratch.grad[ser], scratch.vec[ser])
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels: a parallel and a serial variant of each (small problems step serially)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
+def step_independent(model, state_in, state_out, scratch, params):
+    """``params.n_sub`` substeps of a scene whose strands are independent of each other, in
+    one parallel loop over strands.
+
+    Valid when every coupling of a strand ties it only to kinematic points and there are no
+    pins, distance constraints or sliding ends; then each strand's substeps (its couplings, its
+    own constraints, the collisions of its vertices) run start to finish on one thread, which
+    gives the same result as sweeping all strands per pass.  The points of no strand must be
+    kinematic, and held still when ``n_sub > 1`` (they are predicted for the first substep).
+    ``state_in`` may be ``state_out``.
+    """
+    k0 = params.n_sub - params.n_sub  # substep 0, a run-time value (one compiled version)
+    _predict_extra(k0, model, state_in, state_out, scratch, params)
+    for s in prange(model.strand_edge_start.shape[0] - 1):
+        _strand_substeps(s, model, state_in, state_out, scratch, params)
+    _finish_extra(model, state_in, state_out, scratch, params)
+    for k in range(1, params.n_sub):
+        _predict_extra(k, model, state_out, state_out, scratch, params)
+        _finish_extra(model, state_out, state_out, scratch, params)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def step_independent_serial(model, state_in, state_out, scratch, params):
+    """:func:`step_independent` on the calling thread."""
+    k0 = params.n_sub - params.n_sub  # substep 0, a run-time value (one compiled version)
+    _predict_extra(k0, model, state_in, state_out, scratch, params)
+    for s in range(model.strand_edge_start.shape[0] - 1):
+        _strand_substeps(s, model, state_in, state_out, scratch, params)
+    _finish_extra(model, state_in, state_out, scratch, params)
+    for k in range(1, params.n_sub):
+        _predict_extra(k, model, state_out, state_out, scratch, params)
+        _finish_extra(model, state_out, state_out, scratch, params)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _clear_serial(scratch):
+    for q in range(scratch.lam_dist.shape[0]):
+        scratch.lam_dist[q] = 0.0
+    for c in range(scratch.lam_co.shape[0]):
+        for r in range(3):
+            scratch.lam_co[c, r] = 0.0
+
+
+@njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
+def step_coupled(model, state_in, state_out, scratch, params):
+    """``params.n_sub`` substeps of any scene: per pass, the constraints between strands and
+    other bodies in one serial sweep, then every strand's own constraints and collisions in a
+    parallel loop over strands.  ``state_in`` may be ``state_out``."""
+    n_strands = model.strand_edge_start.shape[0] - 1
+    n_points = model.inv_mass.shape[0]
+    for k in range(params.n_sub):
+        st_in = state_in if k == 0 else state_out
+        for s in prange(n_strands):
+            _predict_strand(s, k, model, st_in, state_out, scratch, params)
+            _clear_strand(s, model, scratch)
+        _predict_extra(k, model, st_in, state_out, scratch, params)
+        _clear_serial(scratch)
+        seed = _substep_seed(params, k)
+        for it in range(params.iterations):
+            _project_serial(k, model, scratch, params)
+            for s in prange(n_strands):
+                _project_strand(s, it, seed, model, scratch, params)
+                _collide_strand_coupled(s, model, scratch, params)
+            _project_slides(k, model, scratch, params)
+            _collide_points(model.n_strand_points, n_points, model, scratch)
+        for s in prange(n_strands):
+            _finish_strand(s, model, st_in.x, scratch, params.dt, state_out.x, state_out.v)
+        _finish_extra(model, st_in, state_out, scratch, params)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def step_coupled_serial(model, state_in, state_out, scratch, params):
+    """:func:`step_coupled` on the calling thread."""
+    n_strands = model.strand_edge_start.shape[0] - 1
+    n_points = model.inv_mass.shape[0]
+    for k in range(params.n_sub):
+        st_in = state_in if k == 0 else state_out
+        for s in range(n_strands):
+            _predict_strand(s, k, model, st_in, state_out, scratch, params)
+            _clear_strand(s, model, scratch)
+        _predict_extra(k, model, st_in, state_out, scratch, params)
+        _clear_serial(scratch)
+        seed = _substep_seed(params, k)
+        for it in range(params.iterations):
+            _project_serial(k, model, scratch, params)
+            for s in range(n_strands):
+                _project_strand(s, it, seed, model, scratch, params)
+                _collide_strand_coupled(s, model, scratch, params)
+            _project_slides(k, model, scratch, params)
+            _collide_points(model.n_strand_points, n_points, model, scratch)
+        for s in range(n_strands):
+            _finish_strand(s, model, st_in.x, scratch, params.dt, state_out.x, state_out.v)
+        _finish_extra(model, st_in, state_out, scratch, params)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def first_bad_strand(x, v, particle_strand):
     """Index of the first point with a non-finite position or velocity, and its strand.
 

@@ -5,6 +5,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import ClassVar
 
+import numba
 import numpy as np
 
 from ..sim.scene import Scene
@@ -13,6 +14,7 @@ from ..sim.validate import SimulationDiverged
 from . import kernels as K
 from .compile import compile_scene
 from .constraints import FREE_COMPLIANCE
+from .kernel_args import PBDModelArrays, Scratch, StateArrays, StepParams
 from .model import PBDModel, PBDState
 from .stiffness import alphas_from_stiffness, effective_inverse_mass, orientation_compliance
 
@@ -22,6 +24,11 @@ _ORDERS = {"interleaved": K.ORDER_INTERLEAVED, "sequential": K.ORDER_SEQUENTIAL,
            "random": K.ORDER_RANDOM}
 AUTO_REFERENCE_ITERATIONS = 10  # passes per substep the automatic substep rule is set for
 _GRAVITY = {"corrected": K.GRAVITY_CORRECTED, "full": K.GRAVITY_FULL, "none": K.GRAVITY_NONE}
+
+#: Below this much work per kernel call (edges x passes x substeps) a step runs on the calling
+#: thread: waking other threads costs more than they save, and on cores shared with other
+#: work a parallel region waits for its slowest thread.
+PARALLEL_MIN_WORK = 4000
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,14 @@ class PBDSettings:
         return asdict(self)
 
 
+def _readonly(a):
+    """A read-only view of an array (other values unchanged)."""
+    if isinstance(a, np.ndarray):
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
 class PBDSolver:
     """Position-based elastic rods: compiles a :class:`~strandlab.sim.scene.Scene` into a
     :class:`~strandlab.pbd.model.PBDModel` and steps it (the solver protocol of
@@ -173,29 +188,6 @@ class PBDSolver:
         self._alpha_dt = None
         self._oe_alpha = np.zeros((no, 3))
         self._co_alpha = np.zeros((nc, 3))
-        # scratch
-        rows = ns + 1
-        self._fa = np.zeros((rows, 3, 3))
-        self._fb = np.zeros((rows, 3, 3))
-        self._tmp = np.zeros((rows, 3, 3))
-        self._uv = np.zeros((rows, 2, 3, 3))
-        self._grad = np.zeros((rows, 6, 3, 3))
-        self._vec = np.zeros((rows, 9))
-        self._eye = np.eye(3)[None].copy()
-        self._zero3 = np.zeros((1, 3))
-        self._perm = np.zeros(max(ne, 1), dtype=np.int64)
-        self._tri = np.zeros((3, max(ne, 1)))
-        self._nrm = np.zeros((max(ne, 1), 3))
-        self._lam_len = np.zeros(ne)
-        self._lam_oe = np.zeros((no, 3))
-        self._lam_co = np.zeros((nc, 3))
-        self._lam_dist = np.zeros(len(m.dist_i))
-        self._x_pred = np.zeros((npnt, 3))
-        self._v_tmp = np.zeros((npnt, 3))
-        self._mid_tmp = np.zeros((ne, 3))
-        self._cdepth = np.zeros(npnt)
-        self._cnormal = np.zeros((npnt, 3))
-        self._cmu = np.zeros(npnt)
         if st.self_collision and ns:
             self._self_thickness = 2.0 * np.asarray(m.strand_radius, dtype=np.float64)
             min_len = np.array([m.edge_rest_length[a:b].min() for a, b in
@@ -209,13 +201,48 @@ class PBDSolver:
         self._drv_points = m.driven_point[self._drv_mask]
         self._drv_frames = m.driven_frame[self._drv_mask]
         self._drv_local = m.driven_local[self._drv_mask]
+        point_drive = np.full(npnt, -1, dtype=np.int64)
+        point_drive[self._drv_points] = np.arange(len(self._drv_points))
         self._slide_origin = np.zeros((len(m.slide_point), 3))
         self._slide_dir = np.zeros((len(m.slide_point), 3))
         self._set_slides(0.0)
-        self._h_max = None
-        self._auto_substeps: dict[float, int] = {}
         self._loads = self.scene.loads if self.scene is not None else ()
         self._load_force = np.zeros((len(self._loads), 3))
+        self._n_strand_points = m.n_vertices + ne
+        self._buffers: dict[int, tuple] = {}
+        self._args = PBDModelArrays(
+            inv_mass=m.inv_mass, collide_radius=m.collide_radius,
+            point_friction=m.point_friction, point_drive=point_drive,
+            n_strand_points=self._n_strand_points,
+            strand_vertex_start=m.strand_vertex_start, strand_edge_start=m.strand_edge_start,
+            strand_oe_start=m.strand_oe_start, strand_co_start=self._strand_co_start,
+            strand_direct=self._direct, self_thickness=self._self_thickness,
+            self_skip=self._self_skip, edge_p0=m.edge_p0, edge_p1=m.edge_p1,
+            edge_ghost=m.edge_ghost, edge_rest_length=m.edge_rest_length,
+            ghost_rest_distance=m.ghost_rest_distance, edge_compliance=self._edge_compliance,
+            oe_idx=m.oe_idx, oe_rest_omega=m.oe_rest_omega, oe_rest_length=m.oe_rest_length,
+            oe_compliance=self._oe_compliance, co_idx=self._co_idx, co_rot=self._co_rot,
+            co_rest_length=self._co_len, co_compliance=self._co_compliance,
+            pin_point=m.pin_point, pin_targets=m.pin_targets, pin_weights=m.pin_weights,
+            slide_point=m.slide_point, dist_i=m.dist_i, dist_j=m.dist_j,
+            dist_rest=m.dist_rest, dist_compliance=m.dist_compliance, planes=m.planes,
+            spheres=m.spheres, capsules=m.capsules, collider_friction=m.collider_friction,
+            gravity=m.gravity, eye=np.eye(3)[None].copy(), zero3=np.zeros((1, 3)))
+        # all read-only: one array type per role, so each function compiles once
+        self._args = PBDModelArrays(*(_readonly(a) for a in self._args))
+        rows = ns + 1
+        ne1 = max(ne, 1)
+        self._scratch = Scratch(
+            x_pred=np.zeros((npnt, 3)), share=np.zeros(ne), lam_len=np.zeros(ne),
+            lam_oe=np.zeros((no, 3)), lam_co=np.zeros((nc, 3)),
+            lam_dist=np.zeros(len(m.dist_i)), perm=np.zeros(ne1, dtype=np.int64),
+            fa=np.zeros((rows, 3, 3)), fb=np.zeros((rows, 3, 3)), tmp=np.zeros((rows, 3, 3)),
+            uv=np.zeros((rows, 2, 3, 3)), grad=np.zeros((rows, 6, 3, 3)),
+            vec=np.zeros((rows, 9)), tri_b=np.zeros(ne1), tri_c=np.zeros(ne1),
+            tri_d=np.zeros(ne1), nrm=np.zeros((ne1, 3)), contact_depth=np.zeros(npnt),
+            contact_normal=np.zeros((npnt, 3)), contact_mu=np.zeros(npnt))
+        self._h_max = None
+        self._auto_substeps: dict[float, int] = {}
 
     # ------------------------------------------------------------------ parameters
     def alphas(self, h: float) -> tuple[np.ndarray, np.ndarray]:
@@ -358,13 +385,15 @@ class PBDSolver:
             self._auto_substeps[dt] = n
         return n
 
+    # ------------------------------------------------------------------ stepping
     def step(self, state_in: PBDState, state_out: PBDState, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object).
 
-        Runs :meth:`substeps_for` ``(dt)`` substeps.  Raises ``ValueError`` for a bad ``dt`` or
-        when ``damping * dt / substeps >= 1``, and :class:`SimulationDiverged` (after the step)
-        when a position or velocity is not finite, an edge strain exceeds ``max_strain`` or a
-        point's speed exceeds ``max_speed``.
+        Runs :meth:`substeps_for` ``(dt)`` substeps, all in one kernel call unless point loads,
+        or moving frames in a scene of independent strands, need work between substeps.
+        Raises ``ValueError`` for a bad ``dt`` or when ``damping * dt / substeps >= 1``, and
+        :class:`SimulationDiverged` (after the step) when a position or velocity is not
+        finite, an edge strain exceeds ``max_strain`` or a point's speed exceeds ``max_speed``.
         """
         if isinstance(dt, bool) or not (isinstance(dt, (float, int, np.floating))
                                         and math.isfinite(dt) and dt > 0):
@@ -378,10 +407,48 @@ class PBDSolver:
                              f"{n} substep(s): the velocity factor 1 - damping * dt / substeps "
                              f"= {1.0 - st.damping * h:.3g} would stop every point; use a "
                              f"smaller dt, more substeps or less damping")
-        if state_out is not state_in:
-            state_out.assign(state_in)
+        oe_alpha, co_alpha = self.alphas(h)
+        drive_pos, slide_origin, slide_dir = self._buffer(n)
+        t = state_in.time
         for k in range(n):
-            self._substep(state_out, h, k, n)
+            if len(self._drv_points):
+                rot, origin = self.frame_transforms(t + h)
+                drive_pos[k] = origin[self._drv_frames] + np.einsum(
+                    "nij,nj->ni", rot[self._drv_frames], self._drv_local)
+            if len(self.model.slide_point):
+                if len(self._moving):
+                    self._set_slides(t + h)
+                slide_origin[k] = self._slide_origin
+                slide_dir[k] = self._slide_dir
+            t += h
+        base_seed = (st.seed * 1000003 + state_in.step * n * 7919 + 17) % (2 ** 31)
+        sin = StateArrays(state_in.x, state_in.v, state_in.mid_v)
+        sout = StateArrays(state_out.x, state_out.v, state_out.mid_v)
+        split = bool(self._loads) or (self.independent_strands and (
+            len(self._drv_points) > 0 or np.any(state_in.v[self._n_strand_points:])))
+        if split:
+            if state_out is not state_in:
+                state_out.assign(state_in)
+            for k in range(n):
+                if self._loads:
+                    self._apply_loads(state_out, state_out.time, h)
+                params = StepParams(h, 1, st.iterations, self._order,
+                                    (base_seed + 7919 * k) % (2 ** 31), self._xpbd,
+                                    self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
+                                    drive_pos[k:k + 1], slide_origin[k:k + 1],
+                                    slide_dir[k:k + 1])
+                self._kernel(1)(self._args, sout, sout, self._scratch, params)
+                state_out.time += h
+        else:
+            params = StepParams(h, n, st.iterations, self._order, base_seed, self._xpbd,
+                                self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
+                                drive_pos, slide_origin, slide_dir)
+            self._kernel(n)(self._args, sin, sout, self._scratch, params)
+            time = state_in.time
+            for _ in range(n):
+                time += h
+            state_out.time = time
+            state_out.step = state_in.step
         state_out.step += 1
         if st.check_finite:
             self._check(state_out)
@@ -406,64 +473,25 @@ class PBDSolver:
             point = int(idx)
         raise SimulationDiverged(s.step, s.time, int(strand), point, what=what)
 
-    def _substep(self, s: PBDState, h: float, k: int, n: int) -> None:
-        m, st = self.model, self.settings
-        oe_alpha, co_alpha = self.alphas(h)
-        if self._loads:
-            self._apply_loads(s, s.time, h)
-        K.predict(m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.strand_edge_start,
-                  s.x, s.v, s.mid_v, m.gravity, h, self._gravity_mode, st.damping,
-                  self._v_tmp, self._mid_tmp, self._x_pred)
-        s.mid_v[...] = self._mid_tmp
-        if len(self._drv_points):
-            rot, origin = self.frame_transforms(s.time + h)
-            self._x_pred[self._drv_points] = origin[self._drv_frames] + np.einsum(
-                "nij,nj->ni", rot[self._drv_frames], self._drv_local)
-        if len(m.slide_point) and len(self._moving):
-            self._set_slides(s.time + h)
-        self._lam_len[...] = 0.0
-        self._lam_oe[...] = 0.0
-        self._lam_co[...] = 0.0
-        self._lam_dist[...] = 0.0
-        seed = (st.seed * 1000003 + (s.step * n + k) * 7919 + 17) % (2 ** 31)
+    def _kernel(self, n_sub: int):
+        """The kernel for a call of ``n_sub`` substeps: parallel over strands when there are
+        several threads, several strands and at least ``PARALLEL_MIN_WORK`` of work."""
+        work = self.model.n_edges * self.settings.iterations * n_sub
+        parallel = (self.model.n_strands > 1 and work >= PARALLEL_MIN_WORK
+                    and numba.get_num_threads() > 1)
         if self.independent_strands:
-            K.iterate_strands(
-                m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.edge_rest_length,
-                m.ghost_rest_distance, self._edge_compliance, m.strand_edge_start,
-                m.strand_oe_start, self._direct, m.strand_vertex_start, self._strand_co_start,
-                m.oe_idx, m.oe_rest_omega, m.oe_rest_length, oe_alpha, self._oe_compliance,
-                self._co_idx, self._co_rot, self._co_len, co_alpha, self._co_compliance,
-                m.collide_radius, m.planes, m.spheres, m.capsules, m.collider_friction,
-                m.point_friction,
-                st.iterations, self._order, seed, self._xpbd, h,
-                self._lam_len, self._lam_oe, self._lam_co, self._perm,
-                self._fa, self._fb, self._tmp, self._uv, self._grad, self._vec,
-                self._tri[0], self._tri[1], self._tri[2], self._nrm, self._eye, self._zero3,
-                self._self_thickness, self._self_skip,
-                self._x_pred, self._cdepth, self._cnormal, self._cmu,
-            )
-        else:
-            K.iterate(
-                m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.edge_rest_length,
-                m.ghost_rest_distance, self._edge_compliance, m.strand_edge_start,
-                m.strand_oe_start, self._direct, m.oe_idx, m.oe_rest_omega, m.oe_rest_length,
-                oe_alpha, self._oe_compliance, self._co_idx, self._co_rot, self._co_len,
-                co_alpha, self._co_compliance, m.pin_point, m.pin_targets, m.pin_weights,
-                m.slide_point, self._slide_origin, self._slide_dir,
-                m.dist_i, m.dist_j, m.dist_rest, m.dist_compliance,
-                m.collide_radius, m.planes, m.spheres, m.capsules, m.collider_friction,
-                m.point_friction,
-                st.iterations, self._order, seed, self._xpbd, h,
-                self._lam_len, self._lam_oe, self._lam_co, self._lam_dist, self._perm,
-                self._fa, self._fb, self._tmp, self._uv, self._grad, self._vec,
-                self._tri[0], self._tri[1], self._tri[2], self._nrm, self._eye, self._zero3,
-                self._self_thickness, self._self_skip,
-                self._x_pred, self._cdepth, self._cnormal, self._cmu,
-            )
-        K.finish(m.inv_mass, s.x, self._x_pred, self._cdepth, self._cnormal, self._cmu, h,
-                 s.x, self._v_tmp)
-        s.v[...] = self._v_tmp
-        s.time += h
+            return K.step_independent if parallel else K.step_independent_serial
+        return K.step_coupled if parallel else K.step_coupled_serial
+
+    def _buffer(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-substep targets of moving driven points and sliding ends for ``n`` substeps."""
+        buf = self._buffers.get(n)
+        if buf is None:
+            ns = len(self.model.slide_point)
+            buf = (np.zeros((n, len(self._drv_points), 3)), np.zeros((n, ns, 3)),
+                   np.zeros((n, ns, 3)))
+            self._buffers[n] = buf
+        return buf
 
     def _apply_loads(self, s: PBDState, t: float, h: float) -> None:
         """Point loads: the velocity of each loaded point gains ``h F / m`` before prediction."""
