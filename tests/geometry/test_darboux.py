@@ -3,7 +3,7 @@
 References:
 - eq. (10), middle expression: ``Omega = (4 / l) vect(Q) / (1 + tr Q)``, ``Q = D_A^T D_B``, with the
   frames of eq. (3); the sign convention is fixed in ``docs/pbd.md`` and
-  ``/work/shared/notes/umetani_errata.md`` (rotation vector from A to B in A's axes).  The helper
+  ``../shared/notes/umetani_errata.md`` (rotation vector from A to B in A's axes).  The helper
   ``_omega_ref`` writes it out independently of the package.
 - Rodrigues: for ``D_B = D_A exp([theta])`` (a rotation by ``|theta|`` about the material axis
   ``theta / |theta|``), ``Omega = (2 / l) tan(|theta| / 2) theta / |theta|`` exactly, which is

@@ -2,7 +2,7 @@
 
 References: eq. (3) of the paper (d3 along the edge, d2 = normalised d3 x (p_g - p0),
 d1 = d2 x d3); appendix eqs. (43)-(45) for the derivatives (as corrected in
-``/work/shared/notes/umetani_errata.md``), checked here by central finite differences.
+``../shared/notes/umetani_errata.md``), checked here by central finite differences.
 
 Finite-difference tolerance (used throughout): a central difference with step ``h`` on an input
 whose smallest length scale is ``ell`` (edge length, or the ghost's distance from the edge line)

@@ -1,7 +1,7 @@
 """Each projection in constraints.py against eq. (17) with finite-difference gradients.
 
 Reference: eq. (17) of Umetani, Schmidt and Stam 2014 with the sign fixed
-(``/work/shared/notes/umetani_errata.md``): ``dp_a = -w_a G_a^T (sum_b w_b G_b G_b^T)^-1 C``,
+(``../shared/notes/umetani_errata.md``): ``dp_a = -w_a G_a^T (sum_b w_b G_b G_b^T)^-1 C``,
 ``G_a = dC/dp_a``; for a scalar constraint ``dp_a = -w_a grad_a C * C / sum_b w_b |grad_b C|^2``.
 The constraint functions are written here from the paper's definitions: edge length (18),
 perpendicular bisector (19), ghost distance (20), tip position (24) and bending-twisting (21)
@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from helpers import fd_jacobian as _fd_jacobian, omega_ref
+from helpers import fd_jacobian as _fd_jacobian
+from helpers import omega_ref
 from strandlab.pbd.constraints import (
     FREE_COMPLIANCE,
     project_bisector,

@@ -1,6 +1,7 @@
-"""Gravity with the ghost-point correction: the ``predict`` kernel (Algorithm 1, section 6).
+"""Gravity with the ghost-point correction: the prediction of the step kernel
+(``kernels._predict_strand``; Algorithm 1, section 6).
 
-Reference (kernels.predict docstring, Algorithm 1 of the appendix): every dynamic point gets
+Reference (its docstring, Algorithm 1 of the appendix): every dynamic point gets
 ``v' = (v + g dt) f`` with the damping factor ``f = max(0, 1 - damping dt)``; then each ghost
 point hands the share ``s = 1 - r`` of its gravity, ``r = clamp(a_mid . g / |g|^2, 0, 1)`` with
 ``a_mid`` the edge midpoint's acceleration over the last step, to its edge's two end points as
@@ -17,6 +18,7 @@ import pytest
 import strandlab as sl
 from strandlab.pbd import compile_scene
 from strandlab.pbd import kernels as K
+from strandlab.pbd.kernel_args import StateArrays, StepParams
 
 G = np.array([0.3, -0.4, -9.81])
 DT = 0.01
@@ -36,13 +38,18 @@ def _model(fixed_first=False):
 
 
 def _predict(m, v_in, mid_in, mode=K.GRAVITY_CORRECTED, damping=DAMPING):
+    """One call of the per-strand prediction of the step kernel (substep 0 of one)."""
+    solver = sl.PBDSolver(m, sl.PBDSettings(substeps=1))
     x = m.x0.copy()
     v_out = np.zeros_like(v_in)
     mid_out = np.zeros((m.n_edges, 3))
-    x_pred = np.zeros_like(x)
-    K.predict(m.inv_mass, m.edge_p0, m.edge_p1, m.edge_ghost, m.strand_edge_start, x, v_in,
-              mid_in, G, DT, mode, damping, v_out, mid_out, x_pred)
-    return x, v_out, mid_out, x_pred
+    oe_alpha, co_alpha = solver.alphas(DT)
+    empty = np.zeros((1, 0, 3))
+    params = StepParams(DT, 1, 1, K.ORDER_INTERLEAVED, 0, True, mode, float(damping), oe_alpha,
+                        co_alpha, empty, empty, empty)
+    K._predict_strand(0, 0, solver._args, StateArrays(x, v_in, mid_in),
+                      StateArrays(x, v_out, mid_out), solver._scratch, params)
+    return x, v_out, mid_out, solver._scratch.x_pred.copy()
 
 
 def _reference(m, v_in, share, fd=FD):

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import strandlab as sl
-from strandlab.pbd import compile_scene
 from strandlab.geometry.darboux import darboux_of
+from strandlab.pbd import compile_scene
 from strandlab.pbd.constraints import project_orientation
 from strandlab.pbd.stiffness import alphas_from_stiffness
 from strandlab.sim.shapes import helix, line

@@ -35,7 +35,8 @@ def test_effective_inverse_mass_is_the_diagonal_of_g_w_gt():
         assert got.shape == (2, 3)
         for k in range(2):
             pts = sorted(set(idx[k]))
-            jac = fd_jacobian(lambda y: omega_ref(y[idx[k]], rest_len[k], rot), x, pts, 1e-6)
+            jac = fd_jacobian(lambda y, k=k, rot=rot: omega_ref(y[idx[k]], rest_len[k], rot), x,
+                              pts, 1e-6)
             ref = sum(w[p] * np.sum(jac[j] ** 2, axis=1) for j, p in enumerate(pts))
             assert got[k] == pytest.approx(ref, rel=1e-7)
 

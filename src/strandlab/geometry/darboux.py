@@ -25,7 +25,8 @@ def _effective_frame(d, rot, kr, has_rot, out):
     for r in range(3):
         for m in range(3):
             if has_rot:
-                out[r, m] = d[r, 0] * rot[kr, 0, m] + d[r, 1] * rot[kr, 1, m] + d[r, 2] * rot[kr, 2, m]
+                out[r, m] = (d[r, 0] * rot[kr, 0, m] + d[r, 1] * rot[kr, 1, m]
+                             + d[r, 2] * rot[kr, 2, m])
             else:
                 out[r, m] = d[r, m]
 
@@ -35,10 +36,10 @@ def darboux(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, omega_out):
     """Modified discrete Darboux vector between two three-point frames.
 
     Frame A from ``x[idx[k, 0:3]]`` (times the constant rotation ``rot[kr]`` when ``has_rot``),
-    frame B from ``x[idx[k, 3:6]]``; ``Q = A^T B`` and ``Omega = (4 / l) vect(Q) / (1 + tr Q)``, the middle
-    expression of eq. (10).  ``fa``, ``fb``, ``tmp`` are [3, 3] scratch.  Returns
-    ``1 + tr Q`` (zero or negative: the frames are 180 degrees apart and Omega is undefined), or
-    ``-1.0`` when a frame is degenerate.
+    frame B from ``x[idx[k, 3:6]]``; ``Q = A^T B`` and
+    ``Omega = (4 / l) vect(Q) / (1 + tr Q)``, the middle expression of eq. (10).  ``fa``,
+    ``fb``, ``tmp`` are [3, 3] scratch.  Returns ``1 + tr Q`` (zero or negative: the frames are
+    180 degrees apart and Omega is undefined), or ``-1.0`` when a frame is degenerate.
     """
     le, lu = frame_from_points(x, idx[k, 0], idx[k, 1], idx[k, 2], tmp)
     if le == 0.0 or lu == 0.0:
@@ -225,7 +226,8 @@ def darboux_of(points6, rest_len=1.0, rot=None):
     fb = np.zeros((3, 3))
     tmp = np.zeros((3, 3))
     r = np.eye(3) if rot is None else np.ascontiguousarray(rot, dtype=np.float64)
-    sq = darboux(x, idx, 0, r.reshape(1, 3, 3), 0, rot is not None, float(rest_len), fa, fb, tmp, out)
+    sq = darboux(x, idx, 0, r.reshape(1, 3, 3), 0, rot is not None, float(rest_len), fa, fb,
+                 tmp, out)
     if sq <= 0.0:
         raise ValueError("frames are degenerate or 180 degrees apart: Omega is undefined")
     return out

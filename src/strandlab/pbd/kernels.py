@@ -75,7 +75,8 @@ DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _ordered(k, n, mode):
-    """Position ``k`` of a sweep over ``n`` constraints: sequential or bidirectional interleaving."""
+    """Position ``k`` of a sweep over ``n`` constraints: sequential or bidirectional
+    interleaving."""
     if mode == ORDER_INTERLEAVED:
         h = k // 2
         return h if k % 2 == 0 else n - 1 - h

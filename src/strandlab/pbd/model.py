@@ -59,7 +59,7 @@ class PBDModel:
     oe_stiffness: np.ndarray            #: (E I1, E I2, G J) [N m^2], shape [O, 3]
     oe_alpha: np.ndarray                #: User stiffness alphas in [0, 1] or NaN (derive), [O, 3]
     # Coupling orientation constraints (frame, triangle, rigid body attachments)
-    co_idx: np.ndarray                  #: Points (A0..A2 of the attached frame, B0..B2 edge), [C, 6]
+    co_idx: np.ndarray                  #: Points (A0..A2 of the frame held, B0..B2 edge), [C, 6]
     co_rot: np.ndarray                  #: Constant rotation between the rest frames, [C, 3, 3]
     co_rest_length: np.ndarray          #: Half the attached edge's rest length [m], shape [C]
     co_stiffness: np.ndarray            #: (E I1, E I2, G J) [N m^2], shape [C, 3]
@@ -86,7 +86,7 @@ class PBDModel:
     slide_frame: np.ndarray             #: shape [N_slide]
     slide_local: np.ndarray             #: A point of the line in the frame's axes [m], [N_slide, 3]
     slide_axis: np.ndarray              #: Unit direction in the frame's axes, [N_slide, 3]
-    co_free: np.ndarray                 #: Coupling components left free (bend d1, d2, twist), bool [C, 3]
+    co_free: np.ndarray                 #: Free coupling components (bend d1, d2, twist), [C, 3]
     # Loads
     load_point: np.ndarray              #: Point of each scene load, shape [N_load]
     # Colliders
@@ -155,7 +155,7 @@ class PBDModel:
             k += 1
         return out
 
-    def state(self) -> "PBDState":
+    def state(self) -> PBDState:
         """A new State at the initial configuration."""
         return PBDState(x=self.x0.copy(), v=self.v0.copy(),
                      mid_v=np.full((self.n_edges, 3), np.nan), time=0.0, step=0)
@@ -172,10 +172,10 @@ class PBDState:
     time: float = 0.0    #: Simulated time [s]
     step: int = 0        #: Steps taken
 
-    def copy(self) -> "PBDState":
+    def copy(self) -> PBDState:
         return PBDState(self.x.copy(), self.v.copy(), self.mid_v.copy(), self.time, self.step)
 
-    def assign(self, other: "PBDState") -> None:
+    def assign(self, other: PBDState) -> None:
         """Copy ``other`` into this state's arrays (no reallocation)."""
         self.x[...] = other.x
         self.v[...] = other.v

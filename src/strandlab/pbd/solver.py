@@ -106,7 +106,7 @@ class PBDSettings:
                 raise ValueError(f"{name} must be a positive number or None, got {v!r}")
 
     @classmethod
-    def interactive(cls, **overrides) -> "PBDSettings":
+    def interactive(cls, **overrides) -> PBDSettings:
         """The paper's fixed-budget behaviour: relaxed alpha stiffness, Gauss-Seidel edge
         lengths, one substep of 10 passes per step, whatever the material.  Cheap and stable,
         but a physical material comes out too soft and long strands stretch (docs/pbd.md)."""
@@ -176,7 +176,8 @@ class PBDSolver:
         self._co_len = np.ascontiguousarray(m.co_rest_length[order])
         self._co_stiff = np.ascontiguousarray(m.co_stiffness[order])
         self._co_user_alpha = np.ascontiguousarray(m.co_alpha[order])
-        self._strand_co_start = np.searchsorted(m.co_strand[order], np.arange(ns + 1)).astype(np.int64)
+        self._strand_co_start = np.searchsorted(m.co_strand[order],
+                                                np.arange(ns + 1)).astype(np.int64)
         local = np.all(m.inv_mass[self._co_idx[:, :3]] == 0.0, axis=1) if nc else np.ones(0, bool)
         self.independent_strands = bool(np.all(local) and len(m.pin_point) == 0
                                         and len(m.dist_i) == 0 and len(m.slide_point) == 0)
