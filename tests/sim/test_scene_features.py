@@ -318,4 +318,4 @@ def test_tapered_cantilever_is_stiffer_near_the_thick_end():
     assert d_thin == pytest.approx(reference(lambda x: thin + 0 * x), rel=0.05)
     assert d_taper == pytest.approx(reference(lambda x: thick + (thin - thick) * x / L),
                                     rel=0.05)
-    assert 1.5 * d_thick < d_taper < 0.2 * d_thin
+    assert d_thick * 1.5 < d_taper < 0.2 * d_thin

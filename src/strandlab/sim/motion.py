@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,19 +29,21 @@ from .validate import as_vector, check_rotation
 __all__ = ["Motion", "Fixed", "ConstantVelocity", "Keyframes", "FunctionMotion"]
 
 
-class Motion:
+class Motion(ABC):
     """Base class: a frame's pose as a function of time."""
 
-    def pose(self, t: float) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def pose(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """(rotation [3, 3], origin [3] [m]) at time ``t`` [s]."""
 
     @property
     def moves(self) -> bool:
         """False when the pose never changes (solvers then skip it)."""
         return True
 
-    def to_dict(self) -> dict:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def to_dict(self) -> dict:
+        """A JSON-serialisable description."""
 
 
 @dataclass(frozen=True, eq=False)
