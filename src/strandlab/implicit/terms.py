@@ -1,0 +1,59 @@
+"""Energy terms summed over stencils: what the implicit integrator assembles.
+
+A term is a sum of one energy over many small stencils (an edge, a vertex with its two edges, a
+triangle, a tetrahedron, a joint).  Each stencil reads ``k`` entries of the generalized
+coordinates ``q`` (global indices ``dofs[s, :]``) and contributes an energy, a gradient of length
+``k`` and a ``k x k`` Hessian.  The integrator (:mod:`strandlab.implicit.integrator`) owns the
+per-stencil buffers, asks each term to fill them, and scatters them into the global gradient and
+the linear solver's matrix; it knows nothing else of the model.  Shells, solids and joint energies
+are added later as further terms, without touching the integrator.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+__all__ = ["StencilTerm", "check_dofs"]
+
+
+def check_dofs(name: str, dofs: np.ndarray, n_dofs: int | None = None) -> np.ndarray:
+    """``dofs`` as a C-contiguous int64 array [n, k]; ValueError naming the term otherwise."""
+    d = np.ascontiguousarray(dofs, dtype=np.int64)
+    if d.ndim != 2:
+        raise ValueError(f"term {name!r}: dofs must have shape [n_stencils, k], got {d.shape}")
+    if d.size and d.min() < 0:
+        raise ValueError(f"term {name!r}: negative DOF index {int(d.min())}")
+    if n_dofs is not None and d.size and d.max() >= n_dofs:
+        raise ValueError(f"term {name!r}: DOF index {int(d.max())} out of range (n_dofs = "
+                         f"{n_dofs})")
+    return d
+
+
+class StencilTerm(ABC):
+    """One energy summed over stencils of ``k`` generalized coordinates.
+
+    Attributes
+    ----------
+    name : str
+        Shown in messages and statistics.
+    dofs : int64 [n_stencils, k]
+        Global index in ``q`` of each slot of each stencil.
+    """
+
+    name: str = "term"
+    dofs: np.ndarray
+
+    @property
+    def n_stencils(self) -> int:
+        return int(self.dofs.shape[0])
+
+    @property
+    def stencil_size(self) -> int:
+        return int(self.dofs.shape[1])
+
+    @abstractmethod
+    def evaluate(self, q: np.ndarray, energy_out: np.ndarray, grad_out: np.ndarray,
+                 hess_out: np.ndarray | None) -> None:
+        """Fill the per-stencil energy [n] [J], gradient [n, k] and (unless ``hess_out`` is
+        None) Hessian [n, k, k] at ``q`` [n_dofs]; overwrite, do not accumulate."""
