@@ -3,8 +3,8 @@
 ::
 
     strandlab scenes
-    strandlab run SCENE_OR_FILE [--frames N] [--dt S] [--iterations K] [--substeps K]
-                                [--out DIR] [--render] [--every K] [--quiet]
+    strandlab run SCENE_OR_FILE [--solver NAME] [--frames N] [--dt S] [--iterations K]
+                                [--substeps K] [--out DIR] [--render] [--every K] [--quiet]
     strandlab demo [--out DIR] [--frames N]
     strandlab schema [--out FILE]
 
@@ -64,7 +64,7 @@ def _positive_float(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``strandlab`` command."""
     p = argparse.ArgumentParser(prog=_PROG, description="Simulate elastic strands "
-                                "(position-based elastic rods).")
+                                "(position-based and discrete elastic rods).")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     sub.add_parser("scenes", help="list the built-in scenes")
@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--frames", type=_positive_int, metavar="N",
                      help="number of output frames")
     run.add_argument("--dt", type=_positive_float, metavar="S", help="time step [s]")
+    run.add_argument("--solver", metavar="NAME",
+                     help="run the scene with another solver (its default settings): "
+                          "'pbd' or 'der'")
     run.add_argument("--iterations", type=_positive_int, metavar="K",
                      help="solver passes per substep")
     run.add_argument("--substeps", type=_positive_int, metavar="K",
@@ -137,6 +140,16 @@ def _load_scene(arg: str):
 
 def _apply_overrides(scene, args):
     try:
+        name = getattr(args, "solver", None)
+        if name is not None and name != scene.solver:
+            from dataclasses import replace
+
+            from .sim.solver import make_settings
+
+            try:
+                scene = replace(scene, solver=name, settings=make_settings(name, None))
+            except KeyError as exc:
+                raise _UsageError(exc.args[0]) from None
         return scene.with_overrides(frames=args.frames, dt=getattr(args, "dt", None),
                                     iterations=getattr(args, "iterations", None),
                                     substeps=getattr(args, "substeps", None))

@@ -12,7 +12,7 @@ import math
 
 from numba import njit
 
-__all__ = ["collide_point"]
+__all__ = ["collide_point", "contact_friction"]
 
 
 @njit(cache=True)
@@ -67,3 +67,24 @@ def collide_point(p, x, rad, planes, spheres, capsules, friction, contact_depth,
         if d < 0.0 and ln > 0.0:
             _push(p, x, dx / ln, dy / ln, dz / ln, -d, friction[k + c], contact_depth,
                   contact_normal, contact_mu)
+
+
+@njit(cache=True)
+def contact_friction(p, v, depth, normal, mu, dt):
+    """Coulomb-like friction on the velocity ``v[p]`` [m/s] of a point pushed by ``depth[p]`` [m]
+    along ``normal[p]`` during a step of ``dt`` [s]: the tangential velocity loses up to
+    ``mu[p] * depth[p] / dt`` (the normal velocity change the push implies), and stops there."""
+    if depth[p] > 0.0:
+        nx = normal[p, 0]
+        ny = normal[p, 1]
+        nz = normal[p, 2]
+        vn = v[p, 0] * nx + v[p, 1] * ny + v[p, 2] * nz
+        tx = v[p, 0] - vn * nx
+        ty = v[p, 1] - vn * ny
+        tz = v[p, 2] - vn * nz
+        vt = math.sqrt(tx * tx + ty * ty + tz * tz)
+        if vt > 0.0:
+            scale = max(0.0, 1.0 - mu[p] * (depth[p] / dt) / vt)
+            v[p, 0] = vn * nx + scale * tx
+            v[p, 1] = vn * ny + scale * ty
+            v[p, 2] = vn * nz + scale * tz

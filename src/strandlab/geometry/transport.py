@@ -14,6 +14,8 @@ __all__ = [
     "perpendicular_unit",
     "twist_free_directions",
     "rotate_about",
+    "symmetric_first_direction",
+    "material_directions",
 ]
 
 
@@ -109,3 +111,62 @@ def twist_free_directions(points: np.ndarray, *, closed: bool = False, first=Non
     theta = np.concatenate([[0.0], np.cumsum(np.mean(phi0) - phi0)[:-1]])
     d = rotate_about(d, t, theta)
     return d / np.linalg.norm(d, axis=1)[:, None]
+
+
+def symmetric_first_direction(points: np.ndarray, gravity) -> np.ndarray | None:
+    """Default first-edge d1 hint that keeps a planar problem's mirror symmetry, or None.
+
+    A material direction off the plane of a planar problem (a straight strand and gravity, or a
+    planar strand with gravity in its plane) breaks the problem's mirror symmetry about that
+    plane, and a strand whose model distinguishes d1 from d2 drifts out of it (docs/pbd.md,
+    "Planar motion").  The hint puts d1 in the plane: along gravity (projected off the first
+    edge) for a straight strand, in the strand's plane for a planar one; twist-free transport
+    keeps it there.
+    """
+    t0 = points[1] - points[0]
+    t0 = t0 / np.linalg.norm(t0)
+    c = points - points[0]
+    scale = max(float(np.max(np.linalg.norm(c, axis=1))), 1e-300)
+    off = c - np.outer(c @ t0, t0)
+    g = np.asarray(gravity, dtype=np.float64)
+    gn = float(np.linalg.norm(g))
+    if np.max(np.linalg.norm(off, axis=1)) <= 1e-12 * scale:   # straight
+        if gn == 0.0:
+            return None
+        h = g - np.dot(g, t0) * t0
+        return h if np.linalg.norm(h) > 1e-9 * gn else None
+    _, sv, vt = np.linalg.svd(c - c.mean(axis=0))
+    if sv[2] > 1e-12 * max(sv[0], 1e-300):                      # not planar
+        return None
+    n = vt[2]
+    if gn > 0.0 and abs(np.dot(g, n)) > 1e-12 * gn:             # gravity leaves the plane
+        return None
+    return np.cross(n, t0)
+
+
+def material_directions(points: np.ndarray, *, closed: bool = False, d1=None,
+                        gravity=(0.0, 0.0, 0.0), label: str = "strand") -> np.ndarray:
+    """Unit material directions d1 per edge, [n_edges, 3], for a strand's ``points``.
+
+    ``d1`` may be given per edge ([n_edges, 3], projected off each edge), for the first edge
+    only ([3], then carried along by twist-free transport), or ``None`` (the first edge's d1 from
+    :func:`symmetric_first_direction`, else arbitrary, then transported).  ValueError naming
+    ``label`` and the edge when a given direction is parallel to its edge.
+    """
+    n_edges = len(points) if closed else len(points) - 1
+    if d1 is not None and d1.shape == (n_edges, 3):
+        t = (np.roll(points, -1, axis=0) - points) if closed else np.diff(points, axis=0)
+        t = t / np.linalg.norm(t, axis=1)[:, None]
+        d = d1 - np.einsum("ij,ij->i", d1, t)[:, None] * t
+        n = np.linalg.norm(d, axis=1)
+        bad = np.nonzero(n <= 1e-9 * np.maximum(np.linalg.norm(d1, axis=1), 1e-300))[0]
+        if len(bad):
+            raise ValueError(f"{label}: d1 of edge {int(bad[0])} is parallel to the edge")
+        return d / n[:, None]
+    first = d1 if d1 is not None else symmetric_first_direction(points, gravity)
+    if d1 is not None:
+        t0 = points[1] - points[0]
+        t0 = t0 / np.linalg.norm(t0)
+        if np.linalg.norm(first - np.dot(first, t0) * t0) <= 1e-9 * np.linalg.norm(first):
+            raise ValueError(f"{label}: d1 is parallel to the first edge")
+    return twist_free_directions(points, closed=closed, first=first)

@@ -260,7 +260,11 @@ def _strand_kwargs(s: sf.StrandTable, n: int) -> dict:
             if getattr(s.pbd, key) is not None:
                 pbd[key] = getattr(s.pbd, key)
         if pbd:
-            kw["options"] = {"pbd": pbd}
+            kw.setdefault("options", {})["pbd"] = pbd
+    if s.der is not None:
+        der = {k: v for k, v in s.der.model_dump().items() if v is not None}
+        if der:
+            kw.setdefault("options", {})["der"] = der
     return kw
 
 

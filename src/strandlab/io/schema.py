@@ -30,7 +30,8 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = ["SceneFile", "SceneTable", "SolverTable", "MaterialTable", "StrandTable",
-           "PBDStrandOptions", "LineShape", "HelixShape", "CircleShape", "FrameTable",
+           "PBDStrandOptions", "DERStrandOptions", "LineShape", "HelixShape", "CircleShape",
+           "FrameTable",
            "Attachment", "FrameAttachment", "KeyframesTable", "LoadTable", "BoxShape",
            "MeshTable", "TriangleAttachment", "BodyTable",
            "PlaneCollider", "SphereCollider", "CapsuleCollider", "COLLIDERS", "SHAPES",
@@ -139,6 +140,8 @@ Direction = _either(NonZeroVector, _list_of(NonZeroVector, "a list of vectors, o
                                               at_least=1),
                     lambda v: isinstance(v, list) and bool(v) and isinstance(v[0], list))
 BoxSize = _either(Positive, _list_of(Positive, "a list of 3 numbers > 0", n=3), _is_list)
+PositiveOrList = _either(Positive, _list_of(Positive, "a list of numbers > 0", at_least=1),
+                         _is_list)
 Radius = _either(Positive, _list_of(Positive, "a list of numbers > 0, one per vertex",
                                     at_least=2), _is_list)
 
@@ -205,10 +208,12 @@ class SceneTable(_Table):
 
 class SolverTable(_Table):
     """``[solver]``: ``type`` names the solver; the other keys are that solver's settings
-    (for ``pbd``: the fields of ``strandlab.PBDSettings``), checked by the solver."""
+    (for ``pbd``: the fields of ``strandlab.PBDSettings``; for ``der``: of
+    ``strandlab.DERSettings``), checked by the solver."""
 
     model_config = ConfigDict(extra="allow")
-    type: Text = Field("pbd", description="the solver: 'pbd' (position-based elastic rods)")
+    type: Text = Field("pbd", description="the solver: 'pbd' (position-based elastic rods) or "
+                                          "'der' (discrete elastic rods)")
 
 
 class MaterialTable(_Table):
@@ -289,6 +294,28 @@ class PBDStrandOptions(_Table):
                                                          "edge's mass (default: physical value)")
 
 
+class DERStrandOptions(_Table):
+    """``der = {...}``: options of the discrete-elastic-rods solver for one strand; other
+    solvers ignore them.  Stiffness overrides replace the values derived from the material;
+    an explicit rest shape replaces the one measured on ``rest_points``."""
+
+    stretch_stiffness: PositiveOrList = Field(
+        None, description="stretching stiffness k_s [N], one number or one per edge")
+    bend_stiffness: PositiveOrList = Field(
+        None, description="bending stiffness k_b [N m^2], one number, [k1, k2], or one per "
+                          "inner vertex")
+    twist_stiffness: PositiveOrList = Field(
+        None, description="twisting stiffness k_t [N m^2], one number or one per inner vertex")
+    rest_length: _list_of(Positive, "a list of numbers > 0, one per edge", at_least=1) = Field(
+        None, description="rest length of each edge [m]")
+    rest_curvature: _list_of(_list_of(Number, "a list of 4 numbers", n=4),
+                             "a list of 4-D curvatures, one per inner vertex",
+                             at_least=1) = Field(
+        None, description="rest curvature (kb.m2, -kb.m1 on both edges) per inner vertex")
+    rest_twist: _list_of(Number, "a list of numbers, one per inner vertex", at_least=1) = Field(
+        None, description="rest twist per inner vertex [rad]")
+
+
 class StrandTable(_Table):
     """``[[strands]]``: one rod, open or closed; exactly one of points, line, helix, circle."""
 
@@ -322,6 +349,7 @@ class StrandTable(_Table):
                                                     "the geometric mean (default: the "
                                                     "collider's alone)")
     pbd: PBDStrandOptions = Field(None, description="options of the pbd solver")
+    der: DERStrandOptions = Field(None, description="options of the der solver")
 
     @property
     def shape(self) -> str:

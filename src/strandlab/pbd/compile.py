@@ -11,7 +11,7 @@ import numpy as np
 
 from ..geometry.darboux import darboux_all
 from ..geometry.frames import frame_of
-from ..geometry.transport import rotate_about, twist_free_directions
+from ..geometry.transport import material_directions, rotate_about
 from ..sim.scene import Scene, options_of
 from ..sim.validate import check_alpha, check_memory, check_positive
 from .model import POINT_BODY, POINT_FRAME, POINT_GHOST, POINT_MESH, POINT_VERTEX, PBDModel
@@ -56,56 +56,6 @@ def _edge_sections(st, lr):
     stiff = np.asarray(mat.stiffness)[None, :] * (scale ** 4)[:, None]
     inertia = mat.polar_inertia_per_length * scale ** 4
     return area, stiff, inertia
-
-
-def _symmetric_first(points, gravity):
-    """Default first-edge d1 hint that keeps a planar problem's mirror symmetry, or None.
-
-    A ghost point off the plane of a planar problem (a straight strand and gravity, or a planar
-    strand with gravity in its plane) breaks the problem's mirror symmetry about that plane, and
-    the strand drifts out of it (docs/pbd.md, "Planar motion").  The hint puts d1 in the plane:
-    along gravity (projected off the first edge) for a straight strand, in the strand's plane
-    for a planar one; twist-free transport keeps it there.
-    """
-    t0 = points[1] - points[0]
-    t0 = t0 / np.linalg.norm(t0)
-    c = points - points[0]
-    scale = max(float(np.max(np.linalg.norm(c, axis=1))), 1e-300)
-    off = c - np.outer(c @ t0, t0)
-    g = np.asarray(gravity, dtype=np.float64)
-    gn = float(np.linalg.norm(g))
-    if np.max(np.linalg.norm(off, axis=1)) <= 1e-12 * scale:   # straight
-        if gn == 0.0:
-            return None
-        h = g - np.dot(g, t0) * t0
-        return h if np.linalg.norm(h) > 1e-9 * gn else None
-    _, sv, vt = np.linalg.svd(c - c.mean(axis=0))
-    if sv[2] > 1e-12 * max(sv[0], 1e-300):                      # not planar
-        return None
-    n = vt[2]
-    if gn > 0.0 and abs(np.dot(g, n)) > 1e-12 * gn:             # gravity leaves the plane
-        return None
-    return np.cross(n, t0)
-
-
-def _ghost_dirs(points, closed, gd, n_edges, label, gravity=(0.0, 0.0, 0.0)):
-    """Per-edge unit d1 directions: twist-free transport, or the user's per-edge directions."""
-    if gd is not None and gd.shape == (n_edges, 3):
-        t = (np.roll(points, -1, axis=0) - points) if closed else np.diff(points, axis=0)
-        t = t / np.linalg.norm(t, axis=1)[:, None]
-        d = gd - np.einsum("ij,ij->i", gd, t)[:, None] * t
-        n = np.linalg.norm(d, axis=1)
-        bad = np.nonzero(n <= 1e-9 * np.maximum(np.linalg.norm(gd, axis=1), 1e-300))[0]
-        if len(bad):
-            raise ValueError(f"{label}: d1 of edge {int(bad[0])} is parallel to the edge")
-        return d / n[:, None]
-    first = gd if gd is not None else _symmetric_first(points, gravity)
-    if gd is not None:
-        t0 = points[1] - points[0]
-        t0 = t0 / np.linalg.norm(t0)
-        if np.linalg.norm(first - np.dot(first, t0) * t0) <= 1e-9 * np.linalg.norm(first):
-            raise ValueError(f"{label}: d1 is parallel to the first edge")
-    return twist_free_directions(points, closed=closed, first=first)
 
 
 def _edge_layout(st, v0):
@@ -194,10 +144,11 @@ def _compile(scene: Scene) -> PBDModel:
         edge_stretch[e0:e1] = st.material.young_modulus * area
         edge_stiff[e0:e1] = stiff
         gidx = nv + np.arange(e0, e1)
-        d_init = _ghost_dirs(st.points, st.closed, st.d1, n_e, st.name, scene.gravity)
+        d_init = material_directions(st.points, closed=st.closed, d1=st.d1, gravity=scene.gravity,
+                                     label=st.name)
         same_rest = np.array_equal(st.points, st.rest_points)
-        d_rest = d_init if same_rest else _ghost_dirs(st.rest_points, st.closed, st.d1, n_e,
-                                                       st.name, scene.gravity)
+        d_rest = d_init if same_rest else material_directions(
+            st.rest_points, closed=st.closed, d1=st.d1, gravity=scene.gravity, label=st.name)
         if st.initial_twist != 0.0:
             ln0 = np.linalg.norm(x0[p1] - x0[p0], axis=1)
             s_mid = np.cumsum(ln0) - 0.5 * ln0

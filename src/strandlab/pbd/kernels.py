@@ -34,7 +34,7 @@ import os
 import numpy as np
 from numba import njit, prange
 
-from ..collision.analytic import collide_point
+from ..collision.analytic import collide_point, contact_friction
 from ..collision.self_contact import project_self_contacts
 from .constraints import (
     project_bisector,
@@ -408,20 +408,8 @@ def _finish_point(p, w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out):
     for r in range(3):
         v_out[p, r] = (x_pred[p, r] - x_in[p, r]) / dt
         x_out[p, r] = x_pred[p, r]
-    if depth[p] > 0.0 and w[p] > 0.0:
-        nx = normal[p, 0]
-        ny = normal[p, 1]
-        nz = normal[p, 2]
-        vn = v_out[p, 0] * nx + v_out[p, 1] * ny + v_out[p, 2] * nz
-        tx = v_out[p, 0] - vn * nx
-        ty = v_out[p, 1] - vn * ny
-        tz = v_out[p, 2] - vn * nz
-        vt = math.sqrt(tx * tx + ty * ty + tz * tz)
-        if vt > 0.0:
-            scale = max(0.0, 1.0 - mu[p] * (depth[p] / dt) / vt)
-            v_out[p, 0] = vn * nx + scale * tx
-            v_out[p, 1] = vn * ny + scale * ty
-            v_out[p, 2] = vn * nz + scale * tz
+    if w[p] > 0.0:
+        contact_friction(p, v_out, depth, normal, mu, dt)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -40,6 +40,7 @@ DEFAULT_SOLVER = "pbd"
 
 _REGISTRY: dict[str, str | type] = {
     "pbd": "strandlab.pbd.solver:PBDSolver",
+    "der": "strandlab.der.solver:DERSolver",
 }
 
 

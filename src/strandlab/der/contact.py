@@ -1,0 +1,66 @@
+"""Contacts of DER vertices with the scene's static colliders, after each implicit step.
+
+The implicit step moves the vertices freely; a vertex that ends inside a plane, sphere or capsule
+(a ball of its section radius) is pushed out along the surface normal, and its velocity, taken
+from the step's displacement, loses its inward normal part and, by Coulomb friction, up to
+``mu * depth / dt`` of its tangential part (the shared contact model of
+:mod:`strandlab.collision.analytic`).  Strands are independent here: ``prange`` over them.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit, prange
+
+from ..collision.analytic import collide_point, contact_friction
+
+__all__ = ["collide_vertices"]
+
+
+@njit(cache=True, parallel=True)
+def collide_vertices(
+    # Model:
+    strand_vertex_start, vertex_dof, fixed, radius, vertex_friction, planes, spheres, capsules,
+    collider_friction, dt,
+    # State in:
+    q_start,
+    # State out:
+    q_out, v_out,
+    # Scratch:
+    x, depth, normal, mu,
+):
+    """Push vertices of ``q_out`` out of the colliders; velocities ``v_out`` follow the push.
+
+    Returns the number of vertices in contact.
+    """
+    n_strands = strand_vertex_start.shape[0] - 1
+    count = 0
+    for s in prange(n_strands):
+        c = 0
+        for p in range(strand_vertex_start[s], strand_vertex_start[s + 1]):
+            d = vertex_dof[p]
+            depth[p] = 0.0
+            if fixed[d]:
+                continue
+            for r in range(3):
+                x[p, r] = q_out[d + r]
+            collide_point(p, x, radius[p], planes, spheres, capsules, collider_friction, depth,
+                          normal, mu)
+            if depth[p] > 0.0:
+                c += 1
+                m = vertex_friction[p]
+                if m == m:  # the strand's own coefficient combines with the collider's
+                    mu[p] = math.sqrt(m * mu[p])
+                for r in range(3):
+                    q_out[d + r] = x[p, r]
+                    x[p, r] = (q_out[d + r] - q_start[d + r]) / dt
+                # velocity: remove the inward normal part, then friction on the tangential one
+                vn = x[p, 0] * normal[p, 0] + x[p, 1] * normal[p, 1] + x[p, 2] * normal[p, 2]
+                if vn < 0.0:
+                    for r in range(3):
+                        x[p, r] -= vn * normal[p, r]
+                contact_friction(p, x, depth, normal, mu, dt)
+                for r in range(3):
+                    v_out[d + r] = x[p, r]
+        count += c
+    return count

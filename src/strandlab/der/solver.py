@@ -1,0 +1,311 @@
+"""The discrete-elastic-rods solver (Bergou et al. 2008/2010, as used by Takahashi and Batty).
+
+Each step is one backward-Euler step of the shared implicit integrator
+(:mod:`strandlab.implicit`) over the model's stretching, bending and twisting terms, followed by
+the contacts with static colliders.  See docs/der.md.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..implicit import ImplicitEuler, NewtonSettings
+from ..sim.scene import Scene
+from ..sim.solver import Output
+from ..sim.validate import SimulationDiverged
+from .compile import compile_scene
+from .contact import collide_vertices
+from .model import DERModel, DERState
+from .system import DERSystem
+
+__all__ = ["DERSettings", "DERSolver"]
+
+_LINEAR = ("auto", "banded", "sparse")
+
+
+def _number(name, v, *, positive=False, allow_none=False, integer=False):
+    if v is None and allow_none:
+        return
+    ok = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+    if integer:
+        ok = ok and isinstance(v, (int, np.integer)) and v >= 1
+    if not ok or not math.isfinite(v) or (positive and v <= 0) or v < 0:
+        what = "an integer >= 1" if integer else ("a positive number" if positive else
+                                                   "a number >= 0")
+        raise ValueError(f"{name} must be {what}{' or None' if allow_none else ''}, got {v!r}")
+
+
+@dataclass(frozen=True)
+class DERSettings:
+    """Solver options (docs/der.md).
+
+    newton_iterations : Newton iterations per step when ``tolerance`` is None (default 1, as the
+        paper).
+    tolerance : when given, iterate each step until the relative residual falls below it (at
+        most ``max_iterations``), with a backtracking line search.
+    max_iterations : cap on Newton iterations in tolerance mode.
+    substeps : implicit steps per ``step`` call (the step ``dt / substeps``).
+    linear_solver : ``"auto"`` (per-strand banded Cholesky for open strands, sparse otherwise),
+        ``"banded"`` or ``"sparse"``.
+    hessian : ``"projected"`` (default: the stretching Hessian's transverse part clamped at zero,
+        exact otherwise) or ``"exact"``.
+    damping : mass-proportional damping rate [1/s].
+    viscous_damping : stiffness-proportional (Rayleigh) damping time [s] of stretching,
+        bending and twisting.
+    check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf, or
+        exceeds ``max_strain`` or ``max_speed``.
+    max_strain : largest allowed edge strain ``| |e| / lbar - 1 |`` (> 0), or None.
+    max_speed : largest allowed vertex speed [m/s] (> 0), or None.
+    """
+
+    newton_iterations: int = 1
+    tolerance: float | None = None
+    max_iterations: int = 50
+    substeps: int = 1
+    linear_solver: str = "auto"
+    hessian: str = "projected"
+    damping: float = 0.0
+    viscous_damping: float = 0.0
+    check_finite: bool = True
+    max_strain: float | None = 0.5
+    max_speed: float | None = 1e3
+
+    OPTIONAL_KINDS: ClassVar[dict] = {"tolerance": float, "max_strain": float,
+                                      "max_speed": float}
+
+    def __post_init__(self):
+        for name in ("newton_iterations", "max_iterations", "substeps"):
+            _number(name, getattr(self, name), integer=True)
+        for name in ("tolerance", "max_strain", "max_speed"):
+            _number(name, getattr(self, name), positive=True, allow_none=True)
+        for name in ("damping", "viscous_damping"):
+            _number(name, getattr(self, name))
+        if self.linear_solver not in _LINEAR:
+            raise ValueError(f"unknown linear_solver {self.linear_solver!r}; choose one of "
+                             f"{list(_LINEAR)}")
+        if self.hessian not in ("projected", "exact"):
+            raise ValueError(f"unknown hessian {self.hessian!r}; choose 'projected' or 'exact'")
+        if not isinstance(self.check_finite, (bool, np.bool_)):
+            raise ValueError(f"check_finite must be true or false, got {self.check_finite!r}")
+
+    def newton(self) -> NewtonSettings:
+        """The integrator settings these options stand for."""
+        return NewtonSettings(iterations=self.newton_iterations, tolerance=self.tolerance,
+                              max_iterations=self.max_iterations,
+                              mass_damping=self.damping,
+                              stiffness_damping=self.viscous_damping)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class DERSolver:
+    """Discrete elastic rods: compiles a :class:`~strandlab.sim.scene.Scene` into a
+    :class:`~strandlab.der.model.DERModel` and steps it (the solver protocol of
+    :mod:`strandlab.sim.solver`).  ``scene`` may also be an already compiled DERModel."""
+
+    name = "der"
+    Settings = DERSettings
+
+    def __init__(self, scene: Scene | DERModel, settings: DERSettings | None = None):
+        if isinstance(scene, DERModel):
+            model = scene
+        elif isinstance(scene, Scene):
+            model = compile_scene(scene)
+        else:
+            raise TypeError(f"DERSolver needs a Scene (SceneBuilder.build()), got "
+                            f"{type(scene).__name__}")
+        if settings is not None and not isinstance(settings, DERSettings):
+            raise TypeError(f"settings must be DERSettings, got {type(settings).__name__}")
+        self.model = model
+        self.scene = model.scene
+        self.settings = settings or DERSettings()
+        st = self.settings
+        self.system = DERSystem(model, project=st.hessian == "projected")
+        kind = st.linear_solver
+        if kind == "auto":
+            kind = "sparse" if np.any(model.strand_closed) else "banded"
+        self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver=kind)
+        nv, nd = model.n_vertices, model.n_dofs
+        self._f_ext = np.zeros(nd)
+        self._q_start = np.zeros(nd)
+        self._q_target = np.zeros(nd)
+        self._loads = self.scene.loads if self.scene is not None else ()
+        self._x = np.zeros((nv, 3))
+        self._depth = np.zeros(nv)
+        self._normal = np.zeros((nv, 3))
+        self._mu = np.zeros(nv)
+        self._has_colliders = len(model.collider_friction) > 0
+        self.last_info = None
+
+    # ------------------------------------------------------------------ protocol
+    def state(self) -> DERState:
+        """A new state at the scene's initial configuration."""
+        return self.model.state()
+
+    def output(self, state: DERState) -> Output:
+        """Vertex positions [V, 3], the material direction d1 = m1 of every edge [E, 3], and no
+        extra points beyond the frames' (origin and two axis tips each)."""
+        m = self.model
+        x = m.positions(state.q)
+        d1 = self.system.material_d1(state.q, state.a1)
+        extra = np.zeros((0, 3))
+        if self.scene is not None and self.scene.frames:
+            pts = []
+            for f in range(len(self.scene.frames)):
+                rot, origin = self.scene.frames[f].pose(state.time)
+                size = self.scene.frame_size(f)
+                pts += [origin, origin + size * rot[:, 0], origin + size * rot[:, 1]]
+            extra = np.asarray(pts)
+        return Output(positions=x, d1=d1, extra=extra)
+
+    def save_state(self, state: DERState) -> dict:
+        """The complete state as arrays (see :meth:`load_state`)."""
+        return {"q": state.q.copy(), "v": state.v.copy(), "a1": state.a1.copy(),
+                "ref_twist": state.ref_twist.copy(), "time": np.float64(state.time),
+                "step": np.int64(state.step)}
+
+    def load_state(self, arrays: dict) -> DERState:
+        """A state from :meth:`save_state`'s arrays; ValueError naming a missing, misshapen or
+        non-finite entry."""
+        m = self.model
+        shapes = {"q": (m.n_dofs,), "v": (m.n_dofs,), "a1": (m.n_edges, 3),
+                  "ref_twist": (m.n_bend,), "time": (), "step": ()}
+        out = {}
+        for k, shape in shapes.items():
+            if k not in arrays:
+                raise ValueError(f"state lacks {k!r}")
+            a = np.asarray(arrays[k])
+            if a.shape != shape:
+                raise ValueError(f"state entry {k!r} has shape {a.shape}, expected {shape}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"state entry {k!r} is not finite")
+            out[k] = a
+        step, time = int(out["step"]), float(out["time"])
+        if step < 0 or time < 0:
+            raise ValueError(f"state has a negative step ({step}) or time ({time})")
+        return DERState(q=out["q"].astype(np.float64), v=out["v"].astype(np.float64),
+                        a1=out["a1"].astype(np.float64),
+                        ref_twist=out["ref_twist"].astype(np.float64), time=time, step=step)
+
+    # ------------------------------------------------------------------ stepping
+    def frame_poses(self, t: float):
+        """Rotations [F, 3, 3] and origins [F, 3] of the scene's frames at time ``t``."""
+        frames = self.scene.frames if self.scene is not None else ()
+        rot = np.zeros((len(frames), 3, 3))
+        origin = np.zeros((len(frames), 3))
+        for f, fr in enumerate(frames):
+            rot[f], origin[f] = fr.pose(t)
+        return rot, origin
+
+    def step(self, state_in: DERState, state_out: DERState, dt: float) -> None:
+        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object).
+
+        Raises ``ValueError`` for a bad ``dt``, :class:`~strandlab.implicit.LinearSolveError`
+        naming the strand when a linear solve fails, and :class:`SimulationDiverged` when the
+        result is not finite or exceeds the settings' bounds.
+        """
+        if isinstance(dt, bool) or not (isinstance(dt, (float, int, np.floating))
+                                        and math.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt must be a positive finite number, got {dt!r}")
+        st, m = self.settings, self.model
+        if state_out is not state_in:
+            state_out.assign(state_in)
+        h = float(dt) / st.substeps
+        for _ in range(st.substeps):
+            self._substep(state_out, h)
+        state_out.step = state_in.step + 1
+        if st.check_finite:
+            self._check(state_out)
+        del m
+
+    def _external_force(self, t: float) -> np.ndarray:
+        m = self.model
+        f = self._f_ext
+        f[:] = 0.0
+        g = m.gravity
+        vd = m.vertex_dof
+        for r in range(3):
+            f[vd + r] = m.mass[vd + r] * g[r]
+        for k, ld in enumerate(self._loads):
+            f[vd[m.load_vertex[k]] + np.arange(3)] += ld.at(t)
+        return f
+
+    def _substep(self, s: DERState, h: float) -> None:
+        m = self.model
+        t_next = s.time + h
+        self._q_start[:] = s.q
+        self.system.load_frames(s.q, s.a1, s.ref_twist)
+        q_fixed = None
+        if len(m.drive_vertex) or len(m.drive_edge):
+            q_fixed = self._q_target
+            q_fixed[:] = s.q
+            self._drive(q_fixed, t_next)
+        f = self._external_force(t_next)
+        info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=f, fixed=m.fixed,
+                                    q_fixed=q_fixed)
+        self.last_info = info
+        if self._has_colliders:
+            collide_vertices(m.strand_vertex_start, m.vertex_dof, m.fixed, m.vertex_radius,
+                             m.vertex_friction, m.planes, m.spheres, m.capsules,
+                             m.collider_friction, h, self._q_start, s.q, s.v, self._x,
+                             self._depth, self._normal, self._mu)
+        self.system.prepare(s.q)
+        s.a1[...] = self.system.a1
+        s.ref_twist[...] = self.system.ref_twist
+        s.time = t_next
+
+    def _drive(self, q: np.ndarray, t: float) -> None:
+        """Targets of the held coordinates at time ``t`` in ``q``: the held vertices move with
+        their frames and the held edges' angles turn d1 onto the frame's direction."""
+        m = self.model
+        rot, origin = self.frame_poses(t)
+        dv = m.drive_vertex
+        if len(dv):
+            x = origin[m.drive_vertex_frame] + np.einsum(
+                "nij,nj->ni", rot[m.drive_vertex_frame], m.drive_vertex_local)
+            q[m.vertex_dof[dv][:, None] + np.arange(3)] = x
+        if len(m.drive_edge):
+            # reference directors of the held edges transported to their new tangents, then
+            # the angle that turns d1 onto the frame's direction
+            self.system.prepare(q)
+            e = m.drive_edge
+            a1 = self.system.a1[e]
+            tng = self.system.t[e]
+            want = np.einsum("nij,nj->ni", rot[m.drive_edge_frame], m.drive_edge_local)
+            ang = np.arctan2(np.einsum("ij,ij->i", np.cross(a1, want), tng),
+                             np.einsum("ij,ij->i", a1, want))
+            k = m.edge_dof[e]
+            old = q[k]
+            # the branch nearest the previous angle, so that full turns accumulate
+            q[k] = old + (ang - old + np.pi) % (2.0 * np.pi) - np.pi
+
+    def _check(self, s: DERState) -> None:
+        st, m = self.settings, self.model
+        bad = np.nonzero(~np.isfinite(s.q) | ~np.isfinite(s.v))[0]
+        if len(bad):
+            d = int(bad[0])
+            strand = int(np.searchsorted(m.strand_dof_start, d, side="right") - 1)
+            v = int(np.searchsorted(m.vertex_dof, d, side="right") - 1)
+            raise SimulationDiverged(s.step, s.time, strand, v)
+        x = m.positions(s.q)
+        if st.max_strain is not None:
+            ln = np.linalg.norm(x[m.edge_v1] - x[m.edge_v0], axis=1)
+            strain = np.abs(ln / m.rest_length - 1.0)
+            e = int(np.argmax(strain))
+            if strain[e] > st.max_strain:
+                raise SimulationDiverged(
+                    s.step, s.time, int(m.vertex_strand[m.edge_v0[e]]), int(m.edge_v1[e]),
+                    what=f"edge strain {strain[e]:.3g} exceeds max_strain = {st.max_strain:g} "
+                         f"at edge {e}")
+        if st.max_speed is not None:
+            vel = s.v[m.vertex_dof[:, None] + np.arange(3)]
+            sp = np.linalg.norm(vel, axis=1)
+            p = int(np.argmax(sp))
+            if sp[p] > st.max_speed:
+                raise SimulationDiverged(
+                    s.step, s.time, int(m.vertex_strand[p]), p,
+                    what=f"speed {sp[p]:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s")

@@ -1,0 +1,82 @@
+"""The DER model as a system of the shared implicit integrator (:mod:`strandlab.implicit`).
+
+It holds the energy terms (stretching per edge, bending and twisting per inner vertex) and the
+reference frames they read.  Before each step the solver loads the state's frames
+(:meth:`DERSystem.load_frames`); before the terms are evaluated at a new iterate ``q`` the
+integrator calls :meth:`DERSystem.prepare`, which transports the step's reference directors to
+the iterate's tangents (time-parallel transport) and recomputes the reference twist, unwrapped
+to the branch nearest its value at the start of the step.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .frames import material_directors, reference_twists, tangents, transport_frames
+from .model import DERModel
+from .terms import BendTwistTerm, StretchTerm
+
+__all__ = ["DERSystem"]
+
+
+class DERSystem:
+    """Implements the integrator's system protocol for a :class:`DERModel`.
+
+    Attributes read by the integrator: ``n_dofs``, ``mass`` [N], ``terms``, ``block_start``
+    (one block per strand).  Frames: ``a1``, ``a2`` [E, 3] (reference directors at the last
+    prepared iterate), ``ref_twist`` [B] [rad].
+    """
+
+    def __init__(self, model: DERModel, *, project: bool = True):
+        m = model
+        self.model = m
+        self.n_dofs = m.n_dofs
+        self.mass = m.mass
+        self.block_start = m.strand_dof_start
+        ne, nb = m.n_edges, m.n_bend
+        self._dof0 = np.ascontiguousarray(m.vertex_dof[m.edge_v0])
+        self._dof1 = np.ascontiguousarray(m.vertex_dof[m.edge_v1])
+        self.a1 = m.a1_0.copy()
+        self.a2 = np.zeros((ne, 3))
+        self.t = np.zeros((ne, 3))
+        self.ref_twist = m.ref_twist0.copy()
+        self._a1_prev = m.a1_0.copy()
+        self._t_prev = np.zeros((ne, 3))
+        self._tw_prev = m.ref_twist0.copy()
+        self.stretch = StretchTerm(m.stretch_dofs, m.rest_length, m.stretch_stiffness,
+                                   project=project)
+        self.bend_twist = BendTwistTerm(m.bend_dofs, m.bend_edges, self.a1, self.a2,
+                                        self.ref_twist, m.rest_curvature, m.rest_twist,
+                                        m.bend_stiffness, m.twist_stiffness, m.voronoi_length)
+        self.terms = [self.stretch] + ([self.bend_twist] if nb else [])
+        self.load_frames(m.q0, m.a1_0, m.ref_twist0)
+
+    def load_frames(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:
+        """Start a step from coordinates ``q`` whose reference directors are ``a1`` [E, 3] and
+        reference twists ``ref_twist`` [B]."""
+        tangents(q, self._dof0, self._dof1, self._t_prev)
+        self._a1_prev[...] = a1
+        self._tw_prev[...] = ref_twist
+        self.t[...] = self._t_prev
+        self.a1[...] = a1
+        np.cross(self.t, self.a1, out=self.a2)
+        self.ref_twist[...] = ref_twist
+
+    def begin_step(self, q: np.ndarray) -> None:
+        """Nothing to do: the solver loads the step's frames with :meth:`load_frames`."""
+
+    def prepare(self, q: np.ndarray) -> None:
+        """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
+        transport_frames(q, self._dof0, self._dof1, self._t_prev, self._a1_prev, self.t,
+                         self.a1, self.a2)
+        m = self.model
+        reference_twists(self.a1, self.t, m.bend_edges, self._tw_prev, self.ref_twist)
+
+    def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
+        """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference
+        directors are ``a1`` (which must be perpendicular to the edges of ``q``)."""
+        m = self.model
+        t = np.zeros((m.n_edges, 3))
+        tangents(q, self._dof0, self._dof1, t)
+        out = np.zeros((m.n_edges, 3))
+        material_directors(q, m.edge_dof, a1, t, out)
+        return out
