@@ -42,11 +42,13 @@ class DERSystem:
         self._a1_prev = m.a1_0.copy()
         self._t_prev = np.zeros((ne, 3))
         self._tw_prev = m.ref_twist0.copy()
-        self.stretch = StretchTerm(m.stretch_dofs, m.rest_length, m.stretch_stiffness,
-                                   project=project)
-        self.bend_twist = BendTwistTerm(m.bend_dofs, m.bend_edges, self.a1, self.a2,
-                                        self.ref_twist, m.rest_curvature, m.rest_twist,
-                                        m.bend_stiffness, m.twist_stiffness, m.voronoi_length)
+        self.stretch = StretchTerm(dofs=m.stretch_dofs, rest_length=m.rest_length,
+                                   stiffness=m.stretch_stiffness, project=project)
+        self.bend_twist = BendTwistTerm(
+            dofs=m.bend_dofs, edges=m.bend_edges, rest_curvature=m.rest_curvature,
+            rest_twist=m.rest_twist, voronoi_length=m.voronoi_length,
+            bend_stiffness=m.bend_stiffness, twist_stiffness=m.twist_stiffness, a1=self.a1,
+            a2=self.a2, ref_twist=self.ref_twist)
         self.terms = [self.stretch] + ([self.bend_twist] if nb else [])
         self.load_frames(m.q0, m.a1_0, m.ref_twist0)
 

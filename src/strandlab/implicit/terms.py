@@ -3,10 +3,10 @@
 A term is a sum of one energy over many small stencils (an edge, a vertex with its two edges, a
 triangle, a tetrahedron, a joint).  Each stencil reads ``k`` entries of the generalized
 coordinates ``q`` (global indices ``dofs[s, :]``) and contributes an energy, a gradient of length
-``k`` and a ``k x k`` Hessian.  The integrator (:mod:`strandlab.implicit.integrator`) owns the
-per-stencil buffers, asks each term to fill them, and scatters them into the global gradient and
-the linear solver's matrix; it knows nothing else of the model.  Shells, solids and joint energies
-are added later as further terms, without touching the integrator.
+``k`` and a symmetric ``k x k`` Hessian.  The integrator (:mod:`strandlab.implicit.integrator`)
+owns the per-stencil buffers, asks each term to fill them, and scatters them into the global
+gradient and the linear solver's matrix; it knows nothing else of the model.  Shells, solids and
+joint energies are added later as further terms, without touching the integrator.
 """
 from __future__ import annotations
 

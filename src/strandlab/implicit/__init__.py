@@ -1,0 +1,35 @@
+"""Shared implicit integrator: backward Euler by Newton's method over generic energy terms.
+
+A model describes itself as an :class:`ImplicitSystem` (``n_dofs``, diagonal ``mass``,
+``terms``: :class:`StencilTerm` energies summed over stencils, ``block_start``: independent
+DOF blocks, and the hooks ``begin_step(q)`` / ``prepare(q)``); :class:`ImplicitEuler` steps it,
+:func:`static_equilibrium` finds its rest state.  The integrator knows nothing of the model
+beyond these members.  Modules:
+
+- :mod:`.terms`: the stencil-term interface;
+- :mod:`.assembly`: per-term buffers, block grouping, race-free deterministic scatters;
+- :mod:`.linear`: the linear solver interface, regularisation, :func:`make_linear_solver`;
+- :mod:`.banded`: per-block banded Cholesky (independent blocks);
+- :mod:`.sparse`: sparse direct solver (coupled blocks, rings);
+- :mod:`.integrator`: the objective, damping, Newton, Dirichlet DOFs.
+
+See ``docs/implicit.md``.
+"""
+from .assembly import Assembly
+from .banded import BandedSolver
+from .integrator import (
+    ImplicitEuler,
+    ImplicitStepError,
+    ImplicitSystem,
+    NewtonSettings,
+    StepInfo,
+    static_equilibrium,
+)
+from .linear import FactorInfo, LinearSolveError, LinearSolver, make_linear_solver
+from .sparse import SparseSolver
+from .terms import StencilTerm, check_dofs
+
+__all__ = ["ImplicitSystem", "ImplicitEuler", "NewtonSettings", "StepInfo", "ImplicitStepError",
+           "static_equilibrium", "StencilTerm", "check_dofs", "Assembly", "LinearSolver",
+           "LinearSolveError", "FactorInfo", "make_linear_solver", "BandedSolver",
+           "SparseSolver"]

@@ -1,0 +1,569 @@
+"""Backward (implicit) Euler by Newton's method on an objective, generic over energy terms.
+
+The system.  A model gives the integrator an object with these members
+(:class:`ImplicitSystem`):
+
+- ``n_dofs`` (int): number of generalized coordinates ``q``;
+- ``mass`` float64 [n_dofs]: diagonal mass (kg for positions, kg m^2 for angles), > 0 on every
+  DOF that is free in a dynamic step (a fixed DOF may have zero mass);
+- ``terms``: sequence of :class:`~.terms.StencilTerm`; their sum is the potential ``E(q)`` [J];
+- ``block_start`` int64 [B + 1]: DOF ranges of independent blocks (for the banded solver every
+  stencil lies inside one block; the sparse solver accepts stencils spanning blocks);
+- ``begin_step(q)``: called once at the start of a step with the step's start configuration
+  ``q_n`` (a buffer the integrator owns: copy what is kept), e.g. to snapshot reference frames;
+- ``prepare(q)``: called before the terms are evaluated at a new iterate ``q`` (e.g. transport
+  reference frames from the step start to ``q``); must be idempotent for a given ``q``.
+
+The step.  From ``(q_n, v_n)`` with step ``h`` [s], :meth:`ImplicitEuler.step` minimises over
+the free DOFs
+
+    Phi(q) = 1/(2 h^2) (q - qhat)^T M (q - qhat) + E(q) - f_ext . q
+             + c/(2 h) (q - q_n)^T M (q - q_n),          qhat = q_n + h v_n,
+
+with ``c = mass_damping`` [1/s], and sets ``v_{n+1} = (q_{n+1} - q_n) / h``.  Stationarity is
+``M (v_{n+1} - v_n) / h = -grad E(q_{n+1}) + f_ext - c M v_{n+1}``: backward Euler with
+mass-proportional damping.  Stiffness-proportional (Rayleigh) damping ``beta =
+stiffness_damping`` [s] adds the force ``-beta K v_{n+1}``, ``K`` the Hessian of ``E`` at the
+iterate: the gradient gains ``(beta / h) K (q - q_n)`` and the Newton matrix ``(beta / h) K``,
+so the Newton matrix is ``M (1/h^2 + c/h) + (1 + beta/h) K`` (``K`` includes every term).  This
+damping force has no potential when ``K`` varies; the line search merit of Newton iteration
+``k`` is therefore ``Phi(q) + beta/(2h) (q - q_n)^T K_k (q - q_n)`` with ``K_k`` frozen at that
+iteration's iterate, whose gradient and Hessian at ``q_k`` are exactly the Newton system's.
+
+Newton.  Iterates start at ``q_n`` with the fixed DOFs set to their targets.  Each iteration
+evaluates the terms (energy, gradient, Hessian) at the iterate, solves ``A dx = g`` (the linear
+solver; an indefinite ``A`` is regularised there, :mod:`.linear`) and moves to ``q - alpha dx``.
+Two modes (:class:`NewtonSettings`):
+
+- fixed count (``tolerance=None``): exactly ``iterations`` Newton steps (default 1, the
+  linearised backward Euler); the last iterate is not evaluated again, so the reported residual
+  is the one at the iterate the last step started from;
+- tolerance: iterate until ``|g_free| <= max(tolerance * |g_0|, atol)``, ``g_0`` the gradient at
+  the first iterate (units of ``dPhi/dq``: N for positions, N m for angles), at most
+  ``max_iterations`` steps.
+
+The line search (on by default in tolerance mode, off in fixed-count mode) backtracks
+``alpha <- backtrack * alpha`` from 1 until the Armijo condition ``merit(q - alpha dx) <=
+merit(q) - armijo * alpha * g.dx + 64 eps |merit(q)|`` holds (the last term absorbs round-off
+near convergence); after ``max_backtracks`` halvings the iterate is kept, Newton stops and the
+step reports ``line_search_failed``.
+
+Fixed (Dirichlet) DOFs.  ``fixed`` bool [n_dofs]; their values at the end of the step are taken
+from ``q_fixed`` [n_dofs] (only the fixed entries are read) or, when it is None, kept at
+``q_n``.  They are set before the first evaluation, never move in the solve (their rows and
+columns are removed from the linear system and their gradient entries ignored), and their
+velocity is ``(q_fixed - q_n) / h``.
+
+Energy.  Backward Euler dissipates: for a linear oscillator of angular frequency ``w`` the
+energy is multiplied by exactly ``1 / (1 + w^2 h^2)`` per step (with mass damping ``c`` the
+eigenvalues of the step have squared modulus ``1 / (1 + c h + w^2 h^2)``), so modes with
+``w h >> 1`` are removed within a step and slow modes lose energy at the rate ``w^2 h``.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numba import njit, prange
+
+from ..sim.validate import show
+from .assembly import Assembly, use_parallel
+from .linear import LinearSolveError, LinearSolver, check_fixed, make_linear_solver
+from .terms import StencilTerm
+
+__all__ = ["ImplicitSystem", "NewtonSettings", "StepInfo", "ImplicitEuler", "ImplicitStepError",
+           "static_equilibrium"]
+
+_EPS = np.finfo(np.float64).eps
+
+
+@runtime_checkable
+class ImplicitSystem(Protocol):
+    """What a model gives the integrator (module docstring)."""
+
+    n_dofs: int
+    mass: np.ndarray
+    terms: Sequence[StencilTerm]
+    block_start: np.ndarray
+
+    def begin_step(self, q: np.ndarray) -> None: ...
+
+    def prepare(self, q: np.ndarray) -> None: ...
+
+
+class ImplicitStepError(RuntimeError):
+    """A step met bad input or a non-finite energy, gradient or Hessian; ``block`` is the
+    block concerned (-1 when not known)."""
+
+    def __init__(self, block: int, message: str):
+        self.block = int(block)
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class NewtonSettings:
+    """Options of the Newton solve of a step (module docstring).
+
+    iterations : int >= 1
+        Newton steps per time step in fixed-count mode (``tolerance`` None).
+    tolerance : float > 0 or None
+        Relative tolerance on the free-DOF gradient norm (tolerance mode when given).
+    atol : float >= 0
+        Absolute tolerance on that norm (N, N m); used with ``tolerance``.
+    max_iterations : int >= 1
+        Most Newton steps in tolerance mode.
+    line_search : bool or None
+        Armijo backtracking; None: on in tolerance mode, off in fixed-count mode.
+    armijo : float in (0, 1)
+        Sufficient-decrease constant.
+    backtrack : float in (0, 1)
+        Step reduction per rejected trial.
+    max_backtracks : int >= 1
+        Rejected trials after which Newton stops.
+    mass_damping : float >= 0 [1/s]
+        ``c``: damping force ``-c M v``.
+    stiffness_damping : float >= 0 [s]
+        ``beta``: damping force ``-beta K v``.
+    """
+
+    iterations: int = 1
+    tolerance: float | None = None
+    atol: float = 0.0
+    max_iterations: int = 50
+    line_search: bool | None = None
+    armijo: float = 1e-4
+    backtrack: float = 0.5
+    max_backtracks: int = 30
+    mass_damping: float = 0.0
+    stiffness_damping: float = 0.0
+
+    def __post_init__(self):
+        def number(name, ok, rule, integer=False):
+            v = getattr(self, name)
+            bad = isinstance(v, bool) or not isinstance(v, (int, float, np.integer,
+                                                            np.floating))
+            if not bad and integer and not float(v).is_integer():
+                bad = True
+            if bad or not math.isfinite(float(v)) or not ok(float(v)):
+                raise ValueError(f"NewtonSettings.{name} must be {rule}, got {show(v)}")
+            object.__setattr__(self, name, int(v) if integer else float(v))
+
+        number("iterations", lambda v: v >= 1, "an integer >= 1", integer=True)
+        if self.tolerance is not None:
+            number("tolerance", lambda v: v > 0, "a number > 0 or None")
+        number("atol", lambda v: v >= 0, "a number >= 0")
+        number("max_iterations", lambda v: v >= 1, "an integer >= 1", integer=True)
+        if self.line_search not in (None, True, False):
+            raise ValueError(f"NewtonSettings.line_search must be None, True or False, got "
+                             f"{show(self.line_search)}")
+        number("armijo", lambda v: 0 < v < 1, "in (0, 1)")
+        number("backtrack", lambda v: 0 < v < 1, "in (0, 1)")
+        number("max_backtracks", lambda v: v >= 1, "an integer >= 1", integer=True)
+        number("mass_damping", lambda v: v >= 0, "a number >= 0 [1/s]")
+        number("stiffness_damping", lambda v: v >= 0, "a number >= 0 [s]")
+
+    @property
+    def use_line_search(self) -> bool:
+        return (self.tolerance is not None) if self.line_search is None else self.line_search
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """Statistics of one step or static solve.
+
+    iterations: Newton steps taken (linear solves); converged: whether the tolerance was met
+    (None in fixed-count mode); residual / residual_initial: free-DOF gradient norm at the last
+    evaluated / the first iterate; residuals: the norm at every evaluated iterate;
+    shifted_blocks: blocks factored with a diagonal shift, summed over iterations; max_shift:
+    largest shift ``mu``; line_search_steps: rejected trials in all; min_step: smallest
+    accepted ``alpha``; line_search_failed; evaluations: term evaluations.
+    """
+
+    iterations: int
+    converged: bool | None
+    residual: float
+    residual_initial: float
+    residuals: tuple
+    shifted_blocks: int
+    max_shift: float
+    line_search_steps: int
+    min_step: float
+    line_search_failed: bool
+    evaluations: int
+
+
+# ------------------------------------------------------------------------------- kernels
+
+@njit(cache=True)
+def _combine_block(b, bs, q, qhat, qn, mass, a, cn, f, fixed, g, part):
+    """g += M (a (q - qhat) + cn (q - qn)) - f on free DOFs, 0 on fixed; partial sums of
+    |g|^2 and of the inertial and load parts of Phi."""
+    norm2 = 0.0
+    phi = 0.0
+    for j in range(bs[b], bs[b + 1]):
+        if fixed[j]:
+            g[j] = 0.0
+            continue
+        dh = q[j] - qhat[j]
+        dn = q[j] - qn[j]
+        gj = g[j] + mass[j] * (a * dh + cn * dn) - f[j]
+        phi += 0.5 * mass[j] * (a * dh * dh + cn * dn * dn) - f[j] * q[j]
+        g[j] = gj
+        norm2 += gj * gj
+    part[b, 0] = norm2
+    part[b, 1] = phi
+
+
+@njit(cache=True)
+def _phi_block(b, bs, q, qhat, qn, mass, a, cn, f, fixed, part):
+    phi = 0.0
+    for j in range(bs[b], bs[b + 1]):
+        if not fixed[j]:
+            dh = q[j] - qhat[j]
+            dn = q[j] - qn[j]
+            phi += 0.5 * mass[j] * (a * dh * dh + cn * dn * dn) - f[j] * q[j]
+    part[b, 1] = phi
+
+
+@njit(cache=True)
+def _dot_block(b, bs, x, y, part):
+    acc = 0.0
+    for j in range(bs[b], bs[b + 1]):
+        acc += x[j] * y[j]
+    part[b, 0] = acc
+
+
+@njit(cache=True, parallel=True)
+def _blocks_par(op, bs, q, qhat, qn, mass, a, cn, f, fixed, g, part):
+    for b in prange(bs.shape[0] - 1):
+        if op == 0:
+            _combine_block(b, bs, q, qhat, qn, mass, a, cn, f, fixed, g, part)
+        elif op == 1:
+            _phi_block(b, bs, q, qhat, qn, mass, a, cn, f, fixed, part)
+        else:
+            _dot_block(b, bs, q, g, part)
+
+
+@njit(cache=True)
+def _blocks_ser(op, bs, q, qhat, qn, mass, a, cn, f, fixed, g, part):
+    for b in range(bs.shape[0] - 1):
+        if op == 0:
+            _combine_block(b, bs, q, qhat, qn, mass, a, cn, f, fixed, g, part)
+        elif op == 1:
+            _phi_block(b, bs, q, qhat, qn, mass, a, cn, f, fixed, part)
+        else:
+            _dot_block(b, bs, q, g, part)
+
+
+@njit(cache=True)
+def _sum_column(part, col):
+    """Serial sum of the per-block partials (fixed order: deterministic)."""
+    acc = 0.0
+    for b in range(part.shape[0]):
+        acc += part[b, col]
+    return acc
+
+
+@njit(cache=True)
+def _first_massless_free(mass, fixed):
+    for j in range(mass.shape[0]):
+        if not fixed[j] and not (mass[j] > 0.0):
+            return j
+    return -1
+
+
+@njit(cache=True)
+def _set_fixed(q, q_fixed, fixed):
+    for j in range(q.shape[0]):
+        if fixed[j]:
+            q[j] = q_fixed[j]
+
+
+@njit(cache=True)
+def _axpy_to(out, x, alpha, y):
+    """out = x + alpha * y."""
+    for j in range(out.shape[0]):
+        out[j] = x[j] + alpha * y[j]
+
+
+# ------------------------------------------------------------------------------- integrator
+
+class ImplicitEuler:
+    """Backward Euler for an :class:`ImplicitSystem` (module docstring).
+
+    Parameters
+    ----------
+    system : ImplicitSystem
+    settings : NewtonSettings or None
+    linear_solver : "auto", "banded", "sparse" or a LinearSolver
+        A solver instance must have been made for this system's terms
+        (``make_linear_solver(Assembly(system.terms, ...))``); its assembly is then used.
+    solver_options : dict or None
+        Options of :func:`~.linear.make_linear_solver` (shift, pivot tolerance, ...).
+    parallel : bool or None
+        Force the parallel (True) or serial (False) kernels; None chooses by size.
+
+    All buffers are allocated here; a step allocates no arrays (the sparse solver's SciPy
+    factorisation excepted).
+    """
+
+    def __init__(self, system: ImplicitSystem, settings: NewtonSettings | None = None, *,
+                 linear_solver: str | LinearSolver = "auto", solver_options: dict | None = None,
+                 parallel: bool | None = None):
+        for member in ("n_dofs", "mass", "terms", "block_start", "begin_step", "prepare"):
+            if not hasattr(system, member):
+                raise TypeError(f"system lacks the member {member!r} of ImplicitSystem")
+        self.system = system
+        self.settings = NewtonSettings() if settings is None else settings
+        if not isinstance(self.settings, NewtonSettings):
+            raise TypeError(f"settings must be NewtonSettings, got {type(settings).__name__}")
+        n = int(system.n_dofs)
+        mass = np.ascontiguousarray(system.mass, dtype=np.float64)
+        if mass.shape != (n,):
+            raise ValueError(f"system.mass must have shape ({n},), got {mass.shape}")
+        bad = np.nonzero(~(np.isfinite(mass) & (mass >= 0.0)))[0]
+        if bad.size:
+            raise ValueError(f"system.mass[{int(bad[0])}] = {show(mass[bad[0]])} is not a "
+                             f"finite number >= 0")
+        self.mass = mass
+        if isinstance(linear_solver, LinearSolver):
+            a = linear_solver.assembly
+            if a.n_dofs != n or tuple(a.terms) != tuple(system.terms):
+                raise ValueError("linear_solver was made for other terms or another n_dofs")
+            if solver_options:
+                raise ValueError("solver_options apply only when linear_solver is a kind")
+            self.assembly = a
+            self.linear_solver = linear_solver
+        else:
+            self.assembly = Assembly(system.terms, n, system.block_start, parallel=parallel)
+            self.linear_solver = make_linear_solver(self.assembly, linear_solver,
+                                                    **(solver_options or {}))
+        self.n_dofs = n
+        self.parallel = parallel
+        self._qn, self._qhat, self._qk = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._g, self._dx, self._kv, self._dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        self._diag, self._zeros = np.zeros(n), np.zeros(n)
+        self._no_fixed = np.zeros(n, dtype=np.bool_)
+        self._part = np.zeros((self.assembly.n_blocks, 2))
+
+    # ------------------------------------------------------------------ helpers
+    def _blocks(self, op, q, qhat, qn, a, cn, f, fixed, g) -> None:
+        par = use_parallel(self.assembly.n_blocks, self.n_dofs, self.parallel)
+        (_blocks_par if par else _blocks_ser)(op, self.assembly.block_start, q, qhat, qn,
+                                              self.mass, a, cn, f, fixed, g, self._part)
+
+    def _dot(self, x, y) -> float:
+        self._blocks(2, x, x, x, 0.0, 0.0, x, self._no_fixed, y)
+        return _sum_column(self._part, 0)
+
+    def _check_vector(self, name: str, x) -> np.ndarray:
+        if not (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (self.n_dofs,)
+                and x.flags.c_contiguous):
+            raise ValueError(f"{name} must be a C-contiguous float64 array of shape "
+                             f"({self.n_dofs},)")
+        return x
+
+    def _evaluate(self, q, *, hessian: bool) -> None:
+        self.system.prepare(q)
+        self.assembly.evaluate(q, hessian=hessian)
+
+    def _nonfinite(self, hessian: bool) -> ImplicitStepError:
+        where = self.assembly.first_nonfinite(hessian=hessian)
+        if where is None:
+            return ImplicitStepError(-1, "non-finite objective or gradient (check q, v, f_ext "
+                                         "and the fixed targets)")
+        t, s, what = where
+        name = self.assembly.terms[t].name
+        block = self.assembly.block_of(int(self.assembly.dofs[t][s, 0]))
+        return ImplicitStepError(block, f"term {name!r} gave a non-finite {what} at stencil {s} "
+                                        f"(block {block})")
+
+    def _gradient(self, q, a, cn, beta_h, f, fixed) -> tuple[float, float]:
+        """g = free-DOF gradient of the merit at q (after evaluation with Hessian); returns
+        (merit, |g|)."""
+        g = self._g
+        self.assembly.gradient(g)
+        damp = 0.0
+        if beta_h > 0.0:
+            np.subtract(q, self._qn, out=self._dq)
+            self._kv.fill(0.0)
+            self.assembly.hessian_matvec(self._dq, self._kv)
+            damp = 0.5 * beta_h * self._dot(self._dq, self._kv)
+            _axpy_to(g, g, beta_h, self._kv)
+        self._blocks(0, q, self._qhat, self._qn, a, cn, f, fixed, g)
+        norm = math.sqrt(_sum_column(self._part, 0))
+        merit = self.assembly.energy_sum() + _sum_column(self._part, 1) + damp
+        return merit, norm
+
+    def _merit(self, q, a, cn, beta_h, f, fixed) -> float:
+        """The merit at a trial q (terms evaluated there; K_k still in the Hessian buffers)."""
+        self._blocks(1, q, self._qhat, self._qn, a, cn, f, fixed, self._g)
+        merit = self.assembly.energy_sum() + _sum_column(self._part, 1)
+        if beta_h > 0.0:
+            np.subtract(q, self._qn, out=self._dq)
+            self._kv.fill(0.0)
+            self.assembly.hessian_matvec(self._dq, self._kv)
+            merit += 0.5 * beta_h * self._dot(self._dq, self._kv)
+        return merit
+
+    # ------------------------------------------------------------------ Newton
+    def _newton(self, q, a, cn, beta_h, f, fixed, st: NewtonSettings) -> StepInfo:
+        tol_mode = st.tolerance is not None
+        max_it = st.max_iterations if tol_mode else st.iterations
+        line_search = st.use_line_search
+        solver = self.linear_solver
+        np.multiply(self.mass, a + cn, out=self._diag)
+        hess_scale = 1.0 + beta_h
+        residuals = []
+        it = shifted = backtracks = evals = 0
+        max_shift = 0.0
+        min_step = 1.0
+        converged = None
+        failed = False
+        evaluated = False
+        g0 = 0.0
+        while True:
+            if not evaluated:
+                self._evaluate(q, hessian=True)
+                evals += 1
+            merit0, gnorm = self._gradient(q, a, cn, beta_h, f, fixed)
+            if not (math.isfinite(gnorm) and math.isfinite(merit0)):
+                raise self._nonfinite(hessian=True)
+            residuals.append(gnorm)
+            if it == 0:
+                g0 = gnorm
+            if tol_mode:
+                if gnorm <= max(st.tolerance * g0, st.atol):
+                    converged = True
+                    break
+                if it == max_it:
+                    converged = False
+                    break
+            # Newton direction -dx, A dx = g, with A positive definite on the free DOFs
+            solver.assemble(hess_scale=hess_scale, diagonal=self._diag)
+            mu = 0.0
+            while True:
+                info = solver.factor(fixed, min_shift=mu)
+                solver.solve(self._g, self._dx)
+                slope = self._dot(self._g, self._dx)
+                if slope > 0.0 or gnorm == 0.0:
+                    break
+                mu = solver.next_shift(max(info.max_shift, mu))
+                if not math.isfinite(mu):
+                    raise LinearSolveError(-1, "no descent direction within the diagonal "
+                                               "shift limit (shift_max)")
+            shifted += info.shifted_blocks
+            max_shift = max(max_shift, info.max_shift)
+            it += 1
+            last = not tol_mode and it == max_it
+            if line_search:
+                np.copyto(self._qk, q)
+                alpha = 1.0
+                trial_hessian = beta_h == 0.0 and not last
+                slack = 64.0 * _EPS * abs(merit0)
+                tries = 0
+                while True:
+                    _axpy_to(q, self._qk, -alpha, self._dx)
+                    self._evaluate(q, hessian=trial_hessian)
+                    evals += 1
+                    merit = self._merit(q, a, cn, beta_h, f, fixed)
+                    if merit <= merit0 - st.armijo * alpha * slope + slack:
+                        break
+                    backtracks += 1
+                    tries += 1
+                    if tries >= st.max_backtracks:
+                        failed = True
+                        break
+                    alpha *= st.backtrack
+                if failed:
+                    np.copyto(q, self._qk)
+                    converged = False if tol_mode else None
+                    break
+                min_step = min(min_step, alpha)
+                evaluated = trial_hessian
+            else:
+                q -= self._dx
+                evaluated = False
+            if last:
+                break
+        return StepInfo(iterations=it, converged=converged, residual=residuals[-1],
+                        residual_initial=residuals[0], residuals=tuple(residuals),
+                        shifted_blocks=shifted, max_shift=max_shift,
+                        line_search_steps=backtracks, min_step=min_step,
+                        line_search_failed=failed, evaluations=evals)
+
+    # ------------------------------------------------------------------ public
+    def step(self, q_in: np.ndarray, v_in: np.ndarray, q_out: np.ndarray, v_out: np.ndarray,
+             h: float, *, f_ext: np.ndarray | None = None, fixed: np.ndarray | None = None,
+             q_fixed: np.ndarray | None = None) -> StepInfo:
+        """One backward Euler step of ``h`` [s] from ``q_in``, ``v_in`` [n_dofs] into
+        ``q_out``, ``v_out`` (which may be ``q_in``, ``v_in``).
+
+        ``f_ext`` [n_dofs]: external generalized force (N, N m), constant over the step.
+        ``fixed`` bool [n_dofs]: Dirichlet DOFs; ``q_fixed`` [n_dofs]: their values at the end
+        of the step (fixed entries read; None: held at ``q_in``).
+        """
+        n = self.n_dofs
+        if not (isinstance(h, (int, float, np.floating)) and math.isfinite(h) and h > 0):
+            raise ValueError(f"time step h must be a positive finite number, got {show(h)}")
+        h = float(h)
+        q_in = self._check_vector("q_in", q_in)
+        v_in = self._check_vector("v_in", v_in)
+        q_out = self._check_vector("q_out", q_out)
+        v_out = self._check_vector("v_out", v_out)
+        f = self._zeros if f_ext is None else self._check_vector("f_ext", f_ext)
+        fixed = self._no_fixed if fixed is None else check_fixed(fixed, n)
+        j = _first_massless_free(self.mass, fixed)
+        if j >= 0:
+            b = self.assembly.block_of(j)
+            raise ImplicitStepError(b, f"DOF {j} (block {b}) is free but has mass "
+                                       f"{show(self.mass[j])}; fix it or give it a mass")
+        np.copyto(self._qn, q_in)
+        np.multiply(v_in, h, out=self._qhat)
+        self._qhat += self._qn
+        np.copyto(q_out, self._qn)
+        if q_fixed is not None:
+            _set_fixed(q_out, self._check_vector("q_fixed", q_fixed), fixed)
+        self.system.begin_step(self._qn)
+        st = self.settings
+        info = self._newton(q_out, 1.0 / (h * h), st.mass_damping / h,
+                            st.stiffness_damping / h, f, fixed, st)
+        np.subtract(q_out, self._qn, out=v_out)
+        v_out *= 1.0 / h
+        return info
+
+    def equilibrium(self, q: np.ndarray, *, fixed: np.ndarray | None = None,
+                    f_ext: np.ndarray | None = None, tolerance: float = 1e-10,
+                    atol: float = 0.0, max_iterations: int = 100) -> StepInfo:
+        """Static equilibrium: minimise ``E(q) - f_ext . q`` over the free DOFs in place
+        (Newton with line search, no inertia, no damping); ``q`` holds the start and the
+        fixed values.  A singular or indefinite stiffness is regularised by the shift."""
+        q = self._check_vector("q", q)
+        f = self._zeros if f_ext is None else self._check_vector("f_ext", f_ext)
+        fixed = self._no_fixed if fixed is None else check_fixed(fixed, self.n_dofs)
+        st = NewtonSettings(tolerance=tolerance, atol=atol, max_iterations=max_iterations,
+                            line_search=True, armijo=self.settings.armijo,
+                            backtrack=self.settings.backtrack,
+                            max_backtracks=self.settings.max_backtracks)
+        np.copyto(self._qn, q)
+        np.copyto(self._qhat, q)
+        self.system.begin_step(self._qn)
+        return self._newton(q, 0.0, 0.0, 0.0, f, fixed, st)
+
+
+def static_equilibrium(system: ImplicitSystem, q: np.ndarray, fixed: np.ndarray | None = None,
+                       f_ext: np.ndarray | None = None, *, tolerance: float = 1e-10,
+                       atol: float = 0.0, max_iterations: int = 100,
+                       linear_solver: str = "auto", solver_options: dict | None = None
+                       ) -> StepInfo:
+    """Solve for the static equilibrium of ``system`` in place in ``q`` [n_dofs] (see
+    :meth:`ImplicitEuler.equilibrium`); for verification (cantilevers, buckling)."""
+    integ = ImplicitEuler(system, linear_solver=linear_solver, solver_options=solver_options)
+    return integ.equilibrium(q, fixed=fixed, f_ext=f_ext, tolerance=tolerance, atol=atol,
+                             max_iterations=max_iterations)

@@ -1,0 +1,356 @@
+"""ImplicitEuler on toy models: analytic backward Euler results, Newton convergence, Dirichlet
+DOFs, conservation, regularisation, errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from implicit_toys import QuadraticTerm, SpringTerm, ToySystem, chain_springs, objective
+
+from strandlab.implicit import (
+    ImplicitEuler,
+    ImplicitStepError,
+    NewtonSettings,
+    static_equilibrium,
+)
+
+
+def oscillators(k, m, kind="banded", **settings):
+    """Independent 1-DOF oscillators ``E = k q^2 / 2`` (one block each)."""
+    n = len(k)
+    term = QuadraticTerm(np.arange(n)[:, None], np.asarray(k, float)[:, None, None], name="osc")
+    sys_ = ToySystem(n, m, [term], np.arange(n + 1))
+    return ImplicitEuler(sys_, NewtonSettings(**settings), linear_solver=kind)
+
+
+@pytest.mark.parametrize("kind", ["banded", "sparse"])
+def test_undamped_oscillator_energy_factor(kind):
+    """Backward Euler multiplies a linear oscillator's energy by exactly 1 / (1 + w^2 h^2) per
+    step, whatever the phase: (w q, v) is rotated and scaled by 1 / sqrt(1 + w^2 h^2)."""
+    k = np.array([1.0, 40.0, 900.0, 1e4])
+    m = np.array([1.0, 0.5, 2.0, 0.01])
+    integ = oscillators(k, m, kind)
+    h = 0.02
+    q, v = np.array([0.1, -0.3, 0.02, 1e-3]), np.array([0.0, 1.0, -2.0, 0.5])
+    w2 = k / m
+    for _ in range(20):
+        e0 = 0.5 * m * v**2 + 0.5 * k * q**2
+        integ.step(q, v, q, v, h)
+        e1 = 0.5 * m * v**2 + 0.5 * k * q**2
+        # one exact Newton step on a quadratic objective: only round-off (relative 1e-15)
+        np.testing.assert_allclose(e1 / e0, 1.0 / (1.0 + w2 * h * h), rtol=1e-12)
+
+
+@pytest.mark.parametrize("damping", ["mass", "stiffness"])
+def test_damped_oscillator_step_map(damping):
+    """One-step map G of q'' + c q' + w^2 q = 0: det G = 1 / D, tr G = (2 + c h) / D with
+    D = 1 + c h + w^2 h^2; stiffness damping beta acts as c = beta w^2."""
+    k = np.array([4.0, 100.0, 2500.0])
+    m = np.array([1.0, 1.0, 0.1])
+    w2 = k / m
+    h = 0.01
+    if damping == "mass":
+        c = np.full(3, 3.0)
+        integ = oscillators(k, m, mass_damping=3.0)
+    else:
+        beta = 2e-3
+        c = beta * w2
+        integ = oscillators(k, m, stiffness_damping=beta)
+    cols = []
+    for q0, v0 in [(1.0, 0.0), (0.0, 1.0)]:
+        q, v = np.full(3, q0), np.full(3, v0)
+        integ.step(q, v, q, v, h)
+        cols.append((q.copy(), v.copy()))
+    G = np.array([[cols[0][0], cols[1][0]], [cols[0][1], cols[1][1]]])  # [2, 2, 3]
+    det = G[0, 0] * G[1, 1] - G[0, 1] * G[1, 0]
+    D = 1 + c * h + w2 * h * h
+    np.testing.assert_allclose(det, 1 / D, rtol=1e-12)
+    np.testing.assert_allclose(G[0, 0] + G[1, 1], (2 + c * h) / D, rtol=1e-12)
+
+
+def spring_chains(n_chains=4, n_points=8, seed=0, k=50.0, rest=0.1, mass=0.02):
+    rng = np.random.default_rng(seed)
+    pairs, k, rest = chain_springs(n_chains, n_points, k=k, rest=rest)
+    n = 3 * n_chains * n_points
+    x = np.zeros((n_chains * n_points, 3))
+    x[:, 0] = np.tile(np.arange(n_points) * rest, n_chains)
+    x[:, 1] = np.repeat(np.arange(n_chains), n_points)
+    x += 0.03 * rng.normal(size=x.shape)
+    sys_ = ToySystem(n, np.full(n, mass), [], np.arange(n_chains + 1) * 3 * n_points)
+    sys_.terms.append(SpringTerm(pairs, k, rest, system=sys_))
+    return sys_, x.reshape(-1), 0.5 * rng.normal(size=n)
+
+
+def test_banded_and_sparse_agree_one_newton_step():
+    out = {}
+    for kind in ("banded", "sparse"):
+        sys_, q, v = spring_chains()
+        integ = ImplicitEuler(sys_, linear_solver=kind)
+        assert integ.linear_solver.kind == kind
+        info = integ.step(q, v, q, v, 0.01)
+        assert info.iterations == 1 and info.converged is None and info.evaluations == 1
+        out[kind] = q
+        assert sys_.unprepared == 0 and sys_.begin_calls == 1
+    # same linear system, two factorisations: differences are round-off (cond ~ 1e3)
+    np.testing.assert_allclose(out["banded"], out["sparse"], rtol=0, atol=1e-13)
+
+
+def test_newton_converges_quadratically():
+    sys_, q, v = spring_chains(n_chains=2, seed=1, k=50.0, mass=0.02)
+    v *= 5.0  # far enough from the start that the first steps are damped by the line search
+    integ = ImplicitEuler(sys_, NewtonSettings(tolerance=1e-13, max_iterations=30))
+    info = integ.step(q, v, q, v, 0.02)
+    assert info.converged and sys_.unprepared == 0 and info.line_search_steps > 0
+    r = np.array(info.residuals) / info.residuals[0]
+    # quadratic rate: once e_k < 1e-3, e_{k+1} <= 100 e_k^2 (a linear rate would fail this)
+    tail = [(a, b) for a, b in zip(r[:-1], r[1:]) if 1e-11 < a < 1e-3]
+    assert tail, r
+    for a, b in tail:
+        assert b <= 100 * a * a, r
+
+
+def test_at_rest_stays_at_rest():
+    pairs, k, rest = chain_springs(2, 5, rest=0.125)  # exact in binary: zero forces
+    x = np.zeros((10, 3))
+    x[:, 0] = np.tile(np.arange(5) * rest, 2)
+    x[5:, 2] = 1.0
+    q = x.reshape(-1).copy()
+    sys_ = ToySystem(30, np.full(30, 0.1), [SpringTerm(pairs, k, rest)], [0, 15, 30])
+    for settings in (NewtonSettings(), NewtonSettings(tolerance=1e-10)):
+        integ = ImplicitEuler(sys_, settings)
+        q1, v1 = np.zeros(30), np.zeros(30)
+        info = integ.step(q, np.zeros(30), q1, v1, 0.01)
+        np.testing.assert_array_equal(q1, q)
+        np.testing.assert_array_equal(v1, 0.0)
+        assert info.residual == 0.0
+
+
+@pytest.mark.parametrize("settings", [NewtonSettings(),
+                                      NewtonSettings(tolerance=1e-13, max_iterations=40)])
+def test_free_system_conserves_linear_momentum(settings):
+    """Internal forces only: the gradient of E sums to zero per direction (translation
+    invariance), and so do the columns of K, so one linearised step and a converged Newton
+    solve both keep sum(m v); the mass varies per point to make the check non-trivial."""
+    sys_, q, v = spring_chains(n_chains=1, n_points=12, seed=3)
+    sys_.mass = np.repeat(np.linspace(0.05, 0.2, 12), 3)
+    sys_.block_start = np.array([0, 36])
+    integ = ImplicitEuler(sys_, settings)
+    p0 = (sys_.mass * v).reshape(-1, 3).sum(axis=0)
+    scale = np.abs(sys_.mass * v).sum()
+    for _ in range(5):
+        info = integ.step(q, v, q, v, 0.01)
+        assert info.shifted_blocks == 0  # a shift would break the column sums of A
+    p1 = (sys_.mass * v).reshape(-1, 3).sum(axis=0)
+    np.testing.assert_allclose(p1, p0, rtol=0, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("kind", ["banded", "sparse"])
+def test_free_fall(kind):
+    """No terms, f = m g: backward Euler gives v + h g and q + h v + h^2 g exactly."""
+    n = 12
+    m = np.linspace(0.1, 1.0, n)
+    g = np.tile([0.0, 0.0, -9.81], 4)
+    sys_ = ToySystem(n, m, [], [0, 6, 12])
+    integ = ImplicitEuler(sys_, linear_solver=kind)
+    q, v = np.linspace(0, 1, n), np.linspace(-1, 1, n)
+    q1, v1 = np.zeros(n), np.zeros(n)
+    h = 0.01
+    integ.step(q, v, q1, v1, h, f_ext=m * g)
+    np.testing.assert_allclose(q1, q + h * v + h * h * g, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(v1, v + h * g, rtol=0, atol=1e-12)
+
+
+def test_unstretched_chain_falls_freely():
+    sys_, q, _ = spring_chains(n_chains=3, seed=4)
+    x = q.reshape(-1, 3)
+    sys_.terms[0].rest = np.linalg.norm(x[sys_.terms[0].dofs[:, 3] // 3]
+                                        - x[sys_.terms[0].dofs[:, 0] // 3], axis=1)
+    g = np.tile([0.0, 0.0, -9.81], len(x))
+    v = np.tile([0.3, -0.1, 0.2], len(x))
+    q1, v1 = np.zeros_like(q), np.zeros_like(q)
+    ImplicitEuler(sys_).step(q, v, q1, v1, 0.01, f_ext=sys_.mass * g)
+    np.testing.assert_allclose(q1, q + 0.01 * v + 1e-4 * g, rtol=0, atol=1e-14)
+
+
+def test_fixed_dofs_follow_their_targets():
+    sys_, q, v = spring_chains(n_chains=2, seed=5)
+    fixed = np.zeros(len(q), bool)
+    fixed[0:3] = True  # first point of chain 0
+    fixed[24 + 21:24 + 24] = True  # last point of chain 1
+    target = q + 0.01
+    for kind in ("banded", "sparse"):
+        integ = ImplicitEuler(sys_, NewtonSettings(tolerance=1e-12), linear_solver=kind)
+        q1, v1 = np.zeros_like(q), np.zeros_like(q)
+        info = integ.step(q, v, q1, v1, 0.01, fixed=fixed, q_fixed=target)
+        assert info.converged
+        np.testing.assert_array_equal(q1[fixed], target[fixed])
+        np.testing.assert_allclose(v1[fixed], 1.0, rtol=1e-12)
+        q2, v2 = np.zeros_like(q), np.zeros_like(q)
+        integ.step(q, v, q2, v2, 0.01, fixed=fixed)  # held at q_n
+        np.testing.assert_array_equal(q2[fixed], q[fixed])
+        np.testing.assert_array_equal(v2[fixed], 0.0)
+
+
+def test_indefinite_hessian_is_shifted_and_phi_decreases():
+    """Springs compressed to half their rest length: transverse stiffness -k, larger than
+    m / h^2, so the Newton matrix is indefinite; the shift makes a descent direction and the
+    line search a decrease of Phi (computed here from its definition)."""
+    n_pts = 6
+    x = np.zeros((n_pts, 3))
+    x[:, 0] = np.arange(n_pts) * 0.05
+    x[:, 1] = 0.002 * np.sin(np.arange(n_pts))
+    pairs = np.array([(i, i + 1) for i in range(n_pts - 1)])
+    term = SpringTerm(pairs, 100.0, 0.1)
+    n = 3 * n_pts
+    mass = np.full(n, 1e-3)
+    sys_ = ToySystem(n, mass, [term], [0, n])
+    q = x.reshape(-1)
+    v = np.zeros(n)
+    h = 0.05  # m / h^2 = 0.4 << k
+    for kind in ("banded", "sparse"):
+        integ = ImplicitEuler(sys_, NewtonSettings(iterations=1, line_search=True),
+                              linear_solver=kind)
+        q1, v1 = np.zeros(n), np.zeros(n)
+        info = integ.step(q, v, q1, v1, h)
+        assert info.shifted_blocks >= 1 and info.max_shift > 0
+        phi0 = objective([term], q, q + h * v, q, mass, h)
+        phi1 = objective([term], q1, q + h * v, q, mass, h)
+        assert phi1 < phi0 - 1e-3 * abs(phi0)
+
+
+def test_static_hanging_chain():
+    """Vertical chain hanging from a fixed point: the spring above free point i carries the
+    weight of the points from i down, so z_{i+1} = z_i - (L + T_i / k)."""
+    n_pts, k, L, m, g = 8, 30.0, 0.1, 0.02, 9.81
+    pairs = np.array([(i, i + 1) for i in range(n_pts - 1)])
+    term = SpringTerm(pairs, k, L)
+    n = 3 * n_pts
+    x = np.zeros((n_pts, 3))
+    x[:, 2] = -np.arange(n_pts) * L
+    x[1::2, 0] = 0.03  # start zig-zag
+    q = x.reshape(-1).copy()
+    fixed = np.zeros(n, bool)
+    fixed[:3] = True
+    f = np.tile([0.0, 0.0, -m * g], n_pts)
+    sys_ = ToySystem(n, np.full(n, m), [term], [0, n])
+    info = static_equilibrium(sys_, q, fixed, f, tolerance=1e-12)
+    assert info.converged
+    z = [0.0]
+    for i in range(n_pts - 1):
+        z.append(z[-1] - (L + (n_pts - 1 - i) * m * g / k))
+    np.testing.assert_allclose(q.reshape(-1, 3)[:, 2], z, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(q.reshape(-1, 3)[:, :2], 0.0, atol=1e-10)
+
+
+def test_errors_are_named():
+    for opt, val in [("iterations", 0), ("iterations", 1.5), ("tolerance", -1.0),
+                     ("atol", -1.0), ("max_iterations", 0), ("line_search", "yes"),
+                     ("armijo", 1.0), ("backtrack", 0.0), ("max_backtracks", 0),
+                     ("mass_damping", -0.1), ("stiffness_damping", float("nan"))]:
+        with pytest.raises(ValueError, match=f"NewtonSettings.{opt}"):
+            NewtonSettings(**{opt: val})
+    term = QuadraticTerm(np.array([[0, 1], [2, 3]]), np.tile(np.eye(2), (2, 1, 1)),
+                         x0=np.array([[0.0, 0.0], [np.nan, 0.0]]), name="bad")
+    sys_ = ToySystem(4, np.ones(4), [term], [0, 2, 4])
+    integ = ImplicitEuler(sys_)
+    z = np.zeros(4)
+    with pytest.raises(ImplicitStepError, match="term 'bad' gave a non-finite energy at "
+                                                "stencil 1 \\(block 1\\)") as exc:
+        integ.step(z, z.copy(), np.zeros(4), np.zeros(4), 0.01)
+    assert exc.value.block == 1
+    sys_ = ToySystem(4, [1.0, 1.0, 0.0, 1.0], [], [0, 2, 4])
+    integ = ImplicitEuler(sys_)
+    with pytest.raises(ImplicitStepError, match="DOF 2 \\(block 1\\) is free but has mass 0"):
+        integ.step(z, z.copy(), np.zeros(4), np.zeros(4), 0.01)
+    fixed = np.array([False, False, True, False])
+    integ.step(z, z.copy(), np.zeros(4), np.zeros(4), 0.01, fixed=fixed)  # fixed: fine
+    with pytest.raises(ValueError, match="time step h"):
+        integ.step(z, z.copy(), np.zeros(4), np.zeros(4), 0.0)
+    with pytest.raises(ValueError, match="q_out must be"):
+        integ.step(z, z.copy(), np.zeros(3), np.zeros(4), 0.01)
+    with pytest.raises(TypeError, match="lacks the member 'prepare'"):
+        ImplicitEuler(type("S", (), {"n_dofs": 1, "mass": np.ones(1), "terms": [],
+                                     "block_start": [0, 1], "begin_step": None})())
+
+
+def test_converged_step_solves_the_damped_equations():
+    """Tolerance mode with mass and stiffness damping and a load: the result satisfies, on the
+    free DOFs, M (v1 - v0) / h = -grad E(q1) + f - c M v1 - beta K(q1) v1, with grad E and K
+    assembled here by np.add.at from the term's own per-stencil values."""
+    sys_, q0, v0 = spring_chains(n_chains=2, seed=6)
+    c, beta, h = 2.0, 5e-3, 0.02
+    fixed = np.zeros(len(q0), bool)
+    fixed[:3] = True
+    f = np.tile([0.1, 0.0, -0.3], len(q0) // 3)
+    integ = ImplicitEuler(sys_, NewtonSettings(tolerance=1e-12, mass_damping=c,
+                                               stiffness_damping=beta), linear_solver="sparse")
+    q1, v1 = np.zeros_like(q0), np.zeros_like(q0)
+    info = integ.step(q0, v0, q1, v1, h, f_ext=f, fixed=fixed)
+    assert info.converged and info.iterations >= 2
+    t = sys_.terms[0]
+    n, k = t.dofs.shape
+    e, g, H = np.zeros(n), np.zeros((n, k)), np.zeros((n, k, k))
+    sys_._prepared = q1.copy()
+    t.evaluate(q1, e, g, H)
+    grad = np.zeros(len(q0))
+    np.add.at(grad, t.dofs.reshape(-1), g.reshape(-1))
+    K = np.zeros((len(q0), len(q0)))
+    for s in range(n):
+        K[np.ix_(t.dofs[s], t.dofs[s])] += H[s]
+    m = sys_.mass
+    r = m * (v1 - v0) / h + grad - f + c * m * v1 + beta * K @ v1
+    free = ~fixed
+    scale = np.abs(m * v0 / h).max()
+    assert np.abs(r[free]).max() < 1e-9 * scale
+
+
+def test_linear_solver_instance_and_options():
+    from strandlab.implicit import Assembly, make_linear_solver
+
+    sys_, q, v = spring_chains(n_chains=2, seed=7)
+    asm = Assembly(sys_.terms, sys_.n_dofs, sys_.block_start)
+    sol = make_linear_solver(asm, "banded", shift_max=1e3)
+    integ = ImplicitEuler(sys_, linear_solver=sol)
+    assert integ.linear_solver is sol and integ.assembly is asm
+    q1, v1 = np.zeros_like(q), np.zeros_like(q)
+    integ.step(q, v, q1, v1, 0.01)
+    ref = ImplicitEuler(sys_, linear_solver="banded")
+    q2, v2 = np.zeros_like(q), np.zeros_like(q)
+    ref.step(q, v, q2, v2, 0.01)
+    np.testing.assert_array_equal(q1, q2)
+    with pytest.raises(ValueError, match="shift_growth must be finite and > 1"):
+        ImplicitEuler(sys_, solver_options={"shift_growth": 1.0})
+    other = Assembly([], sys_.n_dofs, sys_.block_start)
+    with pytest.raises(ValueError, match="made for other terms"):
+        ImplicitEuler(sys_, linear_solver=make_linear_solver(other))
+
+
+class SqrtTerm(QuadraticTerm):
+    """E = sqrt(1 + x^2) per DOF: convex, but a Newton step maps x to -x^3, so from |x| > 1
+    a full step increases E."""
+
+    def evaluate(self, q, energy_out, grad_out, hess_out):
+        x = q[self.dofs[:, 0]]
+        r = np.sqrt(1 + x * x)
+        energy_out[:] = r
+        grad_out[:, 0] = x / r
+        if hess_out is not None:
+            hess_out[:, 0, 0] = r**-3
+
+
+def test_line_search_backtracks_to_the_armijo_point():
+    """From x = 2 the Newton step is dx = x (1 + x^2) = 10: trials x = -8 (E = 8.06) and
+    x = -3 (E = 3.16) increase E = sqrt(5) = 2.24; x = -0.5 (E = 1.12) meets Armijo.  Then
+    Newton converges to the minimum x = 0."""
+    term = SqrtTerm(np.array([[0]]), np.ones((1, 1, 1)), name="sqrt")
+    sys_ = ToySystem(1, np.ones(1), [term], [0, 1])
+    q = np.array([2.0])
+    info = static_equilibrium(sys_, q, max_iterations=1)
+    assert info.line_search_steps == 2 and info.min_step == 0.25
+    assert q[0] == -0.5
+    info = static_equilibrium(sys_, q, tolerance=1e-12)
+    assert info.converged and abs(q[0]) < 1e-12
+    # without the line search (and negligible inertia) the full step lands at -x^3 = -8
+    q = np.array([2.0])
+    ImplicitEuler(sys_, NewtonSettings(line_search=False)).step(q, np.zeros(1), q, np.zeros(1),
+                                                                1e8)
+    assert q[0] == pytest.approx(-8.0, rel=1e-12)

@@ -1,0 +1,175 @@
+"""Sparse solver: dense agreement, Dirichlet removal, regularisation, failures, CHOLMOD path."""
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+from implicit_toys import QuadraticTerm, dense_reference
+
+from strandlab.implicit import Assembly, LinearSolveError, SparseSolver
+
+N = 60
+BLOCKS = np.array([0, 20, 40, 60])
+
+
+def coupled_terms(rng, negative=False):
+    """A ring per block (wrap-around stencils) and stencils coupling random DOFs of all blocks;
+    positive semi-definite Hessians (negated when ``negative``)."""
+    terms = []
+    for b in range(3):
+        s = BLOCKS[b]
+        d = np.array([[s + i, s + (i + 1) % 20, s + (i + 2) % 20] for i in range(20)])
+        a = rng.normal(size=(20, 3, 3))
+        terms.append(QuadraticTerm(d, a @ a.transpose(0, 2, 1), name=f"ring{b}"))
+    d = np.array([rng.choice(N, 4, replace=False) for _ in range(15)])
+    a = rng.normal(size=(15, 4, 4))
+    terms.append(QuadraticTerm(d, a @ a.transpose(0, 2, 1), name="coupling"))
+    if negative:
+        for t in terms:
+            t.H *= -1.0
+    return terms
+
+
+def setup(rng, negative=False, diag_scale=1.0, **options):
+    terms = coupled_terms(rng, negative)
+    asm = Assembly(terms, N, BLOCKS)
+    asm.evaluate(np.zeros(N), hessian=True)
+    diag = diag_scale * rng.uniform(0.5, 1.0, N)
+    sol = SparseSolver(asm, **options)
+    sol.assemble(hess_scale=1.5, diagonal=diag)
+    A = 1.5 * dense_reference(N, [t.dofs for t in terms], [t.H for t in terms]) + np.diag(diag)
+    return sol, A
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_solve_matches_dense(parallel):
+    rng = np.random.default_rng(20)
+    sol, A = setup(rng, parallel=parallel)
+    info = sol.factor(np.zeros(N, bool))
+    assert info.shifted_blocks == 0
+    rhs = rng.normal(size=N)
+    x = np.zeros(N)
+    sol.solve(rhs, x)
+    ref = np.linalg.solve(A, rhs)
+    # condition number of these matrices < 1e5: LU error ~ 1e-16 * cond
+    np.testing.assert_allclose(x, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+
+
+def test_dirichlet_removal():
+    rng = np.random.default_rng(21)
+    sol, A = setup(rng)
+    fixed = rng.random(N) < 0.25
+    sol.factor(fixed)
+    rhs = rng.normal(size=N)
+    x = np.zeros(N)
+    sol.solve(rhs, x)
+    free = ~fixed
+    ref = np.linalg.solve(A[np.ix_(free, free)], rhs[free])
+    assert np.all(x[fixed] == 0.0)
+    np.testing.assert_allclose(x[free], ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+    # a second mask rebuilds the reduced pattern
+    fixed2 = np.zeros(N, bool)
+    fixed2[[0, 59]] = True
+    sol.factor(fixed2)
+    sol.solve(rhs, x)
+    free = ~fixed2
+    ref = np.linalg.solve(A[np.ix_(free, free)], rhs[free])
+    np.testing.assert_allclose(x[free], ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+    assert x[0] == 0.0 and x[59] == 0.0
+
+
+def test_indefinite_is_shifted_to_the_documented_matrix():
+    rng = np.random.default_rng(22)
+    sol, A = setup(rng, negative=True)
+    info = sol.factor(np.zeros(N, bool))
+    mu = info.max_shift
+    assert mu > 0 and info.shifted_blocks == 3
+    As = A + mu * np.diag(np.abs(np.diag(A)))
+    assert np.linalg.eigvalsh(As).min() > 0
+    assert np.linalg.eigvalsh(A + mu / 10 * np.diag(np.abs(np.diag(A)))).min() < 0
+    rhs = rng.normal(size=N)
+    x = np.zeros(N)
+    sol.solve(rhs, x)
+    ref = np.linalg.solve(As, rhs)
+    np.testing.assert_allclose(x, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    assert rhs @ x > 0  # -x is a descent direction for a gradient rhs
+
+
+def test_failures_raise():
+    rng = np.random.default_rng(23)
+    sol, _ = setup(rng, negative=True, shift_max=0.0)
+    with pytest.raises(LinearSolveError, match="shift is disabled"):
+        sol.factor(np.zeros(N, bool))
+    terms = coupled_terms(rng)
+    terms[1].H[3, 0, 0] = np.inf
+    asm = Assembly(terms, N, BLOCKS)
+    asm.evaluate(np.zeros(N), hessian=True)
+    sol = SparseSolver(asm)
+    sol.assemble(hess_scale=1.0, diagonal=np.ones(N))
+    with pytest.raises(LinearSolveError, match="block 1: non-finite matrix entry") as exc:
+        sol.factor(np.zeros(N, bool))
+    assert exc.value.block == 1
+    sol, _ = setup(rng)
+    sol.factor(np.zeros(N, bool))
+    rhs = np.zeros(N)
+    rhs[45] = np.nan
+    with pytest.raises(LinearSolveError, match="block 2: non-finite right-hand side at DOF 45"):
+        sol.solve(rhs, np.zeros(N))
+
+
+def test_cholmod_path_with_a_stand_in(monkeypatch):
+    """The optional CHOLMOD path, with a dense stand-in for ``sksparse.cholmod``."""
+    calls = {"analyze": 0, "inplace": 0}
+
+    class NotPD(Exception):
+        pass
+
+    class Factor:
+        def _set(self, A):
+            try:
+                self.L = np.linalg.cholesky(A.toarray())
+            except np.linalg.LinAlgError as exc:
+                raise NotPD(str(exc)) from None
+
+        def cholesky_inplace(self, A, beta=0.0):
+            calls["inplace"] += 1
+            self._set(A)
+
+        def __call__(self, b):
+            return np.linalg.solve(self.L.T, np.linalg.solve(self.L, b))
+
+    def analyze(A):
+        calls["analyze"] += 1
+        return Factor()
+
+    mod = types.ModuleType("sksparse.cholmod")
+    mod.analyze = analyze
+    mod.CholmodNotPositiveDefiniteError = NotPD
+    pkg = types.ModuleType("sksparse")
+    pkg.cholmod = mod
+    monkeypatch.setitem(sys.modules, "sksparse", pkg)
+    monkeypatch.setitem(sys.modules, "sksparse.cholmod", mod)
+    rng = np.random.default_rng(24)
+    sol, A = setup(rng, negative=True, use_cholmod=True)
+    assert sol.use_cholmod
+    info = sol.factor(np.zeros(N, bool))
+    # retried with a shift, reusing the one symbolic analysis
+    assert info.max_shift > 0 and calls["inplace"] > 1 and calls["analyze"] == 1
+    rhs = rng.normal(size=N)
+    x = np.zeros(N)
+    sol.solve(rhs, x)
+    ref = np.linalg.solve(A + info.max_shift * np.diag(np.abs(np.diag(A))), rhs)
+    np.testing.assert_allclose(x, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    sol.factor(np.zeros(N, bool))
+    assert calls["analyze"] == 1  # same pattern: no new analysis
+
+
+def test_use_cholmod_required_but_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sksparse", None)
+    rng = np.random.default_rng(25)
+    asm = Assembly(coupled_terms(rng), N, BLOCKS)
+    with pytest.raises(ValueError, match="use_cholmod=True"):
+        SparseSolver(asm, use_cholmod=True)
+    assert not SparseSolver(asm).use_cholmod
