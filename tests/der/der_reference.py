@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["unit", "transport_perp", "signed_angle", "wrap", "Base", "stencil_parts",
-           "bend_energy", "twist_energy", "stretch_energy", "slots", "rigid_velocity"]
+           "bend_energy", "twist_energy", "stretch_energy", "slots", "rigid_velocity",
+           "strand_layout"]
 
 
 def unit(v):
@@ -106,3 +107,39 @@ def rigid_velocity(y, omega, v):
     out[3] = np.dot(omega, t0)
     out[7] = np.dot(omega, t1)
     return out
+
+
+def strand_layout(sizes, closed=None, rng=None):
+    """Index arrays of strands with ``sizes`` vertices (``closed[s]``: a closing edge), laid out
+    as ``[x_0, theta_0, x_1, ...]`` strand after strand and then, when ``rng`` is given,
+    scattered by a random permutation of ``q`` (to show nothing assumes contiguity).
+
+    Returns a dict: ``n_dofs``, ``vertex_xyz`` [V, 3] (indices of each vertex's coordinates),
+    ``edge_dof`` [E], ``edge_v`` [E, 2], ``stretch_dofs`` [E, 6], ``bend_dofs`` [B, 11],
+    ``bend_edges`` [B, 2], ``strand_of_bend`` [B].
+    """
+    closed = [False] * len(sizes) if closed is None else list(closed)
+    vxyz, edof, ev, bd, be, bs = [], [], [], [], [], []
+    off = 0
+    for s, (n, c) in enumerate(zip(sizes, closed)):
+        ne = n if c else n - 1
+        v0, e0 = len(vxyz), len(edof)
+        vxyz += [off + 4 * i + np.arange(3) for i in range(n)]
+        edof += [off + 4 * j + 3 for j in range(ne)]
+        ev += [(v0 + j, v0 + (j + 1) % n) for j in range(ne)]
+        for i in (range(n) if c else range(1, n - 1)):
+            jm = (i - 1) % n
+            bd.append(np.r_[vxyz[v0 + jm], edof[e0 + jm], vxyz[v0 + i], edof[e0 + i],
+                            vxyz[v0 + (i + 1) % n]])
+            be.append((e0 + jm, e0 + i))
+            bs.append(s)
+        off += 4 * n if c else 4 * n - 1
+    vxyz = np.array(vxyz, dtype=np.int64)
+    edof = np.array(edof, dtype=np.int64)
+    ev = np.array(ev, dtype=np.int64)
+    bd = np.array(bd, dtype=np.int64)
+    perm = rng.permutation(off) if rng is not None else np.arange(off)
+    return {"n_dofs": off, "vertex_xyz": perm[vxyz], "edge_dof": perm[edof], "edge_v": ev,
+            "stretch_dofs": perm[np.hstack([vxyz[ev[:, 0]], vxyz[ev[:, 1]]])],
+            "bend_dofs": perm[bd], "bend_edges": np.array(be, dtype=np.int64),
+            "strand_of_bend": np.array(bs)}

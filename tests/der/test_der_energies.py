@@ -152,14 +152,16 @@ def _fd_grad(f, y, h):
 def _fd_hess(f, y, h):
     n = len(y)
     H = np.zeros((n, n))
+    def at(i, j, si, sj):
+        z = y.copy()
+        z[i] += si * h[i]
+        z[j] += sj * h[j]
+        return f(z)
+
     for i in range(n):
         for j in range(i, n):
-            def at(si, sj):
-                z = y.copy()
-                z[i] += si * h[i]
-                z[j] += sj * h[j]
-                return f(z)
-            H[i, j] = H[j, i] = (at(1, 1) - at(1, -1) - at(-1, 1) + at(-1, -1)) / (4 * h[i] * h[j])
+            H[i, j] = H[j, i] = (at(i, j, 1, 1) - at(i, j, 1, -1) - at(i, j, -1, 1)
+                                 + at(i, j, -1, -1)) / (4 * h[i] * h[j])
     return H
 
 
