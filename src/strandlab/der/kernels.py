@@ -232,7 +232,8 @@ def reference_twists(q, dofs, edges, a1, m_prev, m_out):
     """Reference twist [rad] of every bend stencil at ``q``, on the 2 pi branch nearest
     ``m_prev`` [S] (``m_out`` [S] may be ``m_prev``).
 
-    dofs int [S, 11]; edges int [S, 2]; a1 [E, 3] reference directors at ``q``.
+    dofs int [S, 11]; edges int [S, 2]; a1 [E, 3] reference directors at ``q``.  The angle from
+    ``P_{t0 -> t1}(a1_j0)`` to ``a1_j1`` about ``t1``; NaN for antiparallel edges.
     """
     for s in prange(dofs.shape[0]):
         _, _, t0, t1 = _stencil_tangents(q, dofs, s)
