@@ -61,18 +61,17 @@ def test_tapered_radius_scales_per_vertex_and_edge():
     np.testing.assert_allclose(m.bend_stiffness[:, 0], 1e6 * math.pi * rad[1:-1] ** 4 / 4)
 
 
-def test_rest_values_of_a_circle_and_a_helix():
-    # a regular polygon of n sides: turning angle 2 pi / n, |kb| = 2 tan(phi / 2); its
-    # curvature lies in the plane of the frames' m1 (in-plane d1): kappa = (0, -|kb|, 0, -|kb|)
-    # up to the sign convention of the binormal
+def test_rest_values_of_a_regular_polygon():
+    # a regular polygon of n sides: turning angle 2 pi / n, |kb| = 2 tan(phi / 2); the
+    # binormal is the ring's normal, along which d1 = m1 points: kappa = (0, -|kb|, 0, -|kb|)
     n = 12
     ang = 2 * np.pi * np.arange(n) / n
     pts = np.stack([np.cos(ang), np.sin(ang), np.zeros(n)], axis=1)
     d1 = np.tile([0.0, 0.0, 1.0], (n, 1))
     lbar, kap, tw = rest_values(pts, d1, closed=True)
     np.testing.assert_allclose(lbar, 2 * np.sin(np.pi / n))
-    np.testing.assert_allclose(np.abs(kap[:, [0, 2]]), 2 * np.tan(np.pi / n), rtol=1e-12)
-    np.testing.assert_allclose(kap[:, [1, 3]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(kap[:, [1, 3]], -2 * np.tan(np.pi / n), rtol=1e-12)
+    np.testing.assert_allclose(kap[:, [0, 2]], 0.0, atol=1e-12)
     np.testing.assert_allclose(tw, 0.0, atol=1e-12)
 
 
@@ -112,7 +111,7 @@ def test_bad_strands_name_the_strand_and_vertex():
         compile_scene(_scene(line((0, 0, 0), (1, 0, 0), 1)))
     pts = line((0, 0, 0), (1, 0, 0), 4)
     pts[3] = pts[2]
-    with pytest.raises(ValueError, match=r"vertices 2 and 3 coincide"):
+    with pytest.raises(ValueError, match=r"strand 0: points 2 and 3 coincide"):
         compile_scene(_scene(pts))
     fold = np.array([[0, 0, 0], [1, 0, 0], [0.5, 0, 0.0]])
     with pytest.raises(ValueError, match=r"turns back on itself at vertex 1"):

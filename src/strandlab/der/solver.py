@@ -222,6 +222,28 @@ class DERSolver:
             self._check(state_out)
         del m
 
+    def equilibrium(self, state: DERState, *, tolerance: float = 1e-10,
+                    atol: float | None = None, max_iterations: int = 200):
+        """Replace ``state`` by the static equilibrium near it under the scene's gravity, loads
+        (at ``state.time``) and held coordinates: Newton's method with a line search on the
+        total potential (no inertia), stopping when the free-coordinate force norm falls below
+        ``tolerance`` times its initial value, or below ``atol`` [N] (default ``1e-13`` times
+        the largest stretching stiffness: the round-off floor of the stretching forces).
+        Velocities are zeroed.  Returns the integrator's statistics (``converged``,
+        ``residual``, ``iterations``)."""
+        m = self.model
+        if atol is None:
+            atol = 1e-13 * float(np.max(m.stretch_stiffness))
+        self.system.load_frames(state.q, state.a1, state.ref_twist)
+        f = self._external_force(state.time)
+        info = self.integrator.equilibrium(state.q, fixed=m.fixed, f_ext=f, tolerance=tolerance,
+                                           atol=atol, max_iterations=max_iterations)
+        self.system.prepare(state.q)
+        state.a1[...] = self.system.a1
+        state.ref_twist[...] = self.system.ref_twist
+        state.v[...] = 0.0
+        return info
+
     def _external_force(self, t: float) -> np.ndarray:
         m = self.model
         f = self._f_ext
@@ -290,15 +312,17 @@ class DERSolver:
             d = int(bad[0])
             strand = int(np.searchsorted(m.strand_dof_start, d, side="right") - 1)
             v = int(np.searchsorted(m.vertex_dof, d, side="right") - 1)
-            raise SimulationDiverged(s.step, s.time, strand, v)
+            raise SimulationDiverged(s.step, s.time, strand,
+                                     v - int(m.strand_vertex_start[strand]))
         x = m.positions(s.q)
         if st.max_strain is not None:
             ln = np.linalg.norm(x[m.edge_v1] - x[m.edge_v0], axis=1)
             strain = np.abs(ln / m.rest_length - 1.0)
             e = int(np.argmax(strain))
             if strain[e] > st.max_strain:
+                strand = int(m.vertex_strand[m.edge_v0[e]])
                 raise SimulationDiverged(
-                    s.step, s.time, int(m.vertex_strand[m.edge_v0[e]]), int(m.edge_v1[e]),
+                    s.step, s.time, strand, int(m.edge_v1[e] - m.strand_vertex_start[strand]),
                     what=f"edge strain {strain[e]:.3g} exceeds max_strain = {st.max_strain:g} "
                          f"at edge {e}")
         if st.max_speed is not None:
@@ -306,6 +330,7 @@ class DERSolver:
             sp = np.linalg.norm(vel, axis=1)
             p = int(np.argmax(sp))
             if sp[p] > st.max_speed:
+                strand = int(m.vertex_strand[p])
                 raise SimulationDiverged(
-                    s.step, s.time, int(m.vertex_strand[p]), p,
+                    s.step, s.time, strand, p - int(m.strand_vertex_start[strand]),
                     what=f"speed {sp[p]:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s")

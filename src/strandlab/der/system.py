@@ -60,7 +60,7 @@ class DERSystem:
         self._tw_prev[...] = ref_twist
         self.t[...] = self._t_prev
         self.a1[...] = a1
-        np.cross(self.t, self.a1, out=self.a2)
+        self.a2[...] = np.cross(self.t, self.a1)
         self.ref_twist[...] = ref_twist
 
     def begin_step(self, q: np.ndarray) -> None:
