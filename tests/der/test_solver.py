@@ -8,9 +8,9 @@ import pytest
 import strandlab as sl
 from strandlab.der import DERSettings, DERSolver
 from strandlab.geometry.writhe import writhe
+from strandlab.sim.shapes import line
 from strandlab.sim.solver import Solver, get_solver, make_solver
 from strandlab.sim.validate import SimulationDiverged
-from strandlab.sim.shapes import line
 
 MAT = sl.Material(young_modulus=1e6, density=1000.0, radius=0.005, shear_modulus=1e6 / 3)
 
