@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..implicit import ImplicitEuler, NewtonSettings
+from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
 from ..sim.scene import Scene
 from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged
@@ -204,9 +204,10 @@ class DERSolver:
     def step(self, state_in: DERState, state_out: DERState, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object).
 
-        Raises ``ValueError`` for a bad ``dt``, :class:`~strandlab.implicit.LinearSolveError`
-        naming the strand when a linear solve fails, and :class:`SimulationDiverged` when the
-        result is not finite or exceeds the settings' bounds.
+        Raises ``ValueError`` for a bad ``dt``, and :class:`SimulationDiverged` naming the step
+        and strand when a linear solve fails (a matrix that stays indefinite or non-finite after
+        the regularisation), when the result is not finite, or when it exceeds the settings'
+        bounds.
         """
         if isinstance(dt, bool) or not (isinstance(dt, (float, int, np.floating))
                                         and math.isfinite(dt) and dt > 0):
@@ -215,8 +216,15 @@ class DERSolver:
         if state_out is not state_in:
             state_out.assign(state_in)
         h = float(dt) / st.substeps
-        for _ in range(st.substeps):
-            self._substep(state_out, h)
+        try:
+            for _ in range(st.substeps):
+                self._substep(state_out, h)
+        except (LinearSolveError, ImplicitStepError) as exc:
+            b = exc.block
+            name = self.scene.strands[b].name if self.scene is not None and b >= 0 else ""
+            raise SimulationDiverged(state_in.step + 1, state_out.time, b, -1,
+                                     what=f"the implicit step of {name or 'the model'} failed: "
+                                          f"{exc}") from exc
         state_out.step = state_in.step + 1
         if st.check_finite:
             self._check(state_out)

@@ -10,7 +10,8 @@ __all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "check_rot
 
 
 class SimulationDiverged(RuntimeError):
-    """A step produced non-finite positions or velocities, or exceeded a bound (``what``)."""
+    """A step produced non-finite positions or velocities, or exceeded a bound (``what``);
+    ``point`` is -1 when the failure concerns a whole strand (e.g. its linear solve)."""
 
     def __init__(self, step: int, time: float, strand: int, point: int, what: str | None = None):
         self.step = step
@@ -21,6 +22,8 @@ class SimulationDiverged(RuntimeError):
         where = f"strand {strand}" if strand >= 0 else "a non-strand point"
         if what is None:
             msg = f"non-finite position or velocity at point {point} of {where}"
+        elif point < 0:
+            msg = f"{what} ({where})"
         else:
             msg = f"{what} (point {point} of {where})"
         super().__init__(f"simulation diverged at step {step} (t = {time:.6g} s): {msg}")
