@@ -304,7 +304,9 @@ class DERSolver:
             self.system.prepare(q)
             e = m.drive_edge
             a1 = self.system.a1[e]
-            tng = self.system.t[e]
+            tng = q[m.vertex_dof[m.edge_v1[e]][:, None] + np.arange(3)] - \
+                q[m.vertex_dof[m.edge_v0[e]][:, None] + np.arange(3)]
+            tng /= np.linalg.norm(tng, axis=1)[:, None]
             want = np.einsum("nij,nj->ni", rot[m.drive_edge_frame], m.drive_edge_local)
             ang = np.arctan2(np.einsum("ij,ij->i", np.cross(a1, want), tng),
                              np.einsum("ij,ij->i", a1, want))

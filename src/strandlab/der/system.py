@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .frames import material_directors, reference_twists, tangents, transport_frames
+from .kernels import material_frames, reference_twists, transport_frames
 from .model import DERModel
 from .terms import BendTwistTerm, StretchTerm
 
@@ -33,14 +33,12 @@ class DERSystem:
         self.mass = m.mass
         self.block_start = m.strand_dof_start
         ne, nb = m.n_edges, m.n_bend
-        self._dof0 = np.ascontiguousarray(m.vertex_dof[m.edge_v0])
-        self._dof1 = np.ascontiguousarray(m.vertex_dof[m.edge_v1])
+        self._edge_dofs = np.ascontiguousarray(m.stretch_dofs)
         self.a1 = m.a1_0.copy()
         self.a2 = np.zeros((ne, 3))
-        self.t = np.zeros((ne, 3))
         self.ref_twist = m.ref_twist0.copy()
+        self._q_prev = m.q0.copy()
         self._a1_prev = m.a1_0.copy()
-        self._t_prev = np.zeros((ne, 3))
         self._tw_prev = m.ref_twist0.copy()
         self.stretch = StretchTerm(dofs=m.stretch_dofs, rest_length=m.rest_length,
                                    stiffness=m.stretch_stiffness, project=project)
@@ -55,12 +53,11 @@ class DERSystem:
     def load_frames(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:
         """Start a step from coordinates ``q`` whose reference directors are ``a1`` [E, 3] and
         reference twists ``ref_twist`` [B]."""
-        tangents(q, self._dof0, self._dof1, self._t_prev)
+        self._q_prev[...] = q
         self._a1_prev[...] = a1
         self._tw_prev[...] = ref_twist
-        self.t[...] = self._t_prev
         self.a1[...] = a1
-        self.a2[...] = np.cross(self.t, self.a1)
+        transport_frames(q, q, self._edge_dofs, self.a1, self.a2)   # a2 = t x a1
         self.ref_twist[...] = ref_twist
 
     def begin_step(self, q: np.ndarray) -> None:
@@ -68,17 +65,18 @@ class DERSystem:
 
     def prepare(self, q: np.ndarray) -> None:
         """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
-        transport_frames(q, self._dof0, self._dof1, self._t_prev, self._a1_prev, self.t,
-                         self.a1, self.a2)
+        self.a1[...] = self._a1_prev
+        transport_frames(self._q_prev, q, self._edge_dofs, self.a1, self.a2)
         m = self.model
-        reference_twists(self.a1, self.t, m.bend_edges, self._tw_prev, self.ref_twist)
+        reference_twists(q, m.bend_dofs, m.bend_edges, self.a1, self._tw_prev, self.ref_twist)
 
     def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
         """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference
         directors are ``a1`` (which must be perpendicular to the edges of ``q``)."""
         m = self.model
-        t = np.zeros((m.n_edges, 3))
-        tangents(q, self._dof0, self._dof1, t)
-        out = np.zeros((m.n_edges, 3))
-        material_directors(q, m.edge_dof, a1, t, out)
-        return out
+        u = np.array(a1, dtype=np.float64)
+        v = np.zeros_like(u)
+        transport_frames(q, q, self._edge_dofs, u, v)      # v = t x a1
+        m1, m2 = np.zeros_like(u), np.zeros_like(u)
+        material_frames(q, m.edge_dof, u, v, m1, m2)
+        return m1
