@@ -15,7 +15,7 @@ import numpy as np
 from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
 from ..sim.scene import Scene
 from ..sim.solver import Output
-from ..sim.validate import SimulationDiverged
+from ..sim.validate import SimulationDiverged, check_state_arrays
 from .compile import compile_scene
 from .contact import collide_vertices
 from .model import DERModel, DERState
@@ -172,21 +172,10 @@ class DERSolver:
         """A state from :meth:`save_state`'s arrays; ValueError naming a missing, misshapen or
         non-finite entry."""
         m = self.model
-        shapes = {"q": (m.n_dofs,), "v": (m.n_dofs,), "a1": (m.n_edges, 3),
-                  "ref_twist": (m.n_bend,), "time": (), "step": ()}
-        out = {}
-        for k, shape in shapes.items():
-            if k not in arrays:
-                raise ValueError(f"state lacks {k!r}")
-            a = np.asarray(arrays[k])
-            if a.shape != shape:
-                raise ValueError(f"state entry {k!r} has shape {a.shape}, expected {shape}")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"state entry {k!r} is not finite")
-            out[k] = a
+        out = check_state_arrays(arrays, {"q": (m.n_dofs,), "v": (m.n_dofs,),
+                                          "a1": (m.n_edges, 3), "ref_twist": (m.n_bend,),
+                                          "time": (), "step": ()})
         step, time = int(out["step"]), float(out["time"])
-        if step < 0 or time < 0:
-            raise ValueError(f"state has a negative step ({step}) or time ({time})")
         return DERState(q=out["q"].astype(np.float64), v=out["v"].astype(np.float64),
                         a1=out["a1"].astype(np.float64),
                         ref_twist=out["ref_twist"].astype(np.float64), time=time, step=step)

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-__all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "check_rotation",
+__all__ = ["check_state_arrays", "as_points", "as_vector", "check_positive", "check_alpha", "check_rotation",
            "check_memory", "available_memory", "show", "SimulationDiverged"]
 
 
@@ -121,3 +121,29 @@ def check_memory(nbytes: float, what: str) -> None:
     if avail is not None and nbytes > avail:
         raise MemoryError(f"{what} needs about {nbytes / 2**30:.1f} GiB of memory; "
                           f"{avail / 2**30:.1f} GiB are available")
+
+
+def check_state_arrays(arrays, shapes: dict, *, nan_ok: tuple = ()) -> dict:
+    """The entries ``shapes`` names ({key: shape}) of a saved solver state, checked.
+
+    ValueError naming a missing entry, a wrong shape, a non-finite value (NaN is allowed in the
+    entries of ``nan_ok``, infinity nowhere) or a negative ``step`` or ``time`` (when present).
+    """
+    out = {}
+    for k, shape in shapes.items():
+        if k not in arrays:
+            raise ValueError(f"state lacks {k!r}")
+        a = np.asarray(arrays[k])
+        if a.shape != shape:
+            raise ValueError(f"state entry {k!r} has shape {a.shape}, expected {shape}")
+        if k in nan_ok:
+            if not np.all(np.isfinite(a) | np.isnan(a)):
+                raise ValueError(f"state entry {k!r} holds infinite values")
+        elif not np.all(np.isfinite(a)):
+            raise ValueError(f"state entry {k!r} is not finite")
+        out[k] = a
+    if "step" in out and "time" in out:
+        step, time = int(out["step"]), float(out["time"])
+        if step < 0 or time < 0:
+            raise ValueError(f"state has a negative step ({step}) or time ({time})")
+    return out
