@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-__all__ = ["check_state_arrays", "as_points", "as_vector", "check_positive", "check_alpha", "check_rotation",
-           "check_memory", "available_memory", "show", "SimulationDiverged"]
+__all__ = ["check_state_arrays", "as_points", "as_vector", "check_positive", "check_alpha",
+           "check_rotation", "check_memory", "available_memory", "show", "SimulationDiverged"]
 
 
 class SimulationDiverged(RuntimeError):
