@@ -47,6 +47,8 @@ __all__ = [
     "bend_terms",
     "twist_terms",
     "bend_twist_terms",
+    "stretch_terms_serial",
+    "bend_twist_terms_serial",
     "transport_frames",
     "reference_twists",
     "material_frames",
@@ -145,6 +147,29 @@ def bend_twist_terms(q, dofs, edges, a1, a2, m_ref, kappabar, taubar, ltilde, kb
     :func:`bend_terms` and :func:`twist_terms`).  Returns the number of degenerate stencils."""
     bad = 0
     for s in prange(dofs.shape[0]):
+        _clear(s, e_out, g_out, H_out, want_hess)
+        bad += _add_bend_twist(s, q, dofs, edges, a1, a2, m_ref, kappabar, taubar, ltilde,
+                               kbend, ktwist, e_out, g_out, H_out, want_hess)
+    return bad
+
+
+@njit(cache=True, error_model="numpy")
+def stretch_terms_serial(q, dofs, lbar, ks, project, e_out, g_out, H_out, want_hess):
+    """Serial twin of :func:`stretch_terms` (the same values; for small models, where a
+    parallel region costs more than it saves)."""
+    bad = 0
+    for s in range(dofs.shape[0]):
+        _clear(s, e_out, g_out, H_out, want_hess)
+        bad += _add_stretch(s, q, dofs, lbar[s], ks[s], project, e_out, g_out, H_out, want_hess)
+    return bad
+
+
+@njit(cache=True, error_model="numpy")
+def bend_twist_terms_serial(q, dofs, edges, a1, a2, m_ref, kappabar, taubar, ltilde, kbend,
+                            ktwist, e_out, g_out, H_out, want_hess):
+    """Serial twin of :func:`bend_twist_terms`."""
+    bad = 0
+    for s in range(dofs.shape[0]):
         _clear(s, e_out, g_out, H_out, want_hess)
         bad += _add_bend_twist(s, q, dofs, edges, a1, a2, m_ref, kappabar, taubar, ltilde,
                                kbend, ktwist, e_out, g_out, H_out, want_hess)

@@ -11,11 +11,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .frames import material_directors, reference_twists, tangents, transport_frames
+from ..implicit.assembly import use_parallel
+from .frames import (
+    cross_rows,
+    material_directors,
+    reference_twists,
+    reference_twists_serial,
+    tangents,
+    transport_frames,
+    transport_frames_serial,
+)
 from .model import DERModel
 from .terms import BendTwistTerm, StretchTerm
 
 __all__ = ["DERSystem"]
+
+#: Serial cost per edge of the frame transport and per stencil of the reference twist, in the
+#: work units of :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (below that, serial kernels).
+FRAME_WORK = 10
+TWIST_WORK = 10
 
 
 class DERSystem:
@@ -60,7 +74,7 @@ class DERSystem:
         self._tw_prev[...] = ref_twist
         self.t[...] = self._t_prev
         self.a1[...] = a1
-        self.a2[...] = np.cross(self.t, self.a1)
+        cross_rows(self.t, self.a1, self.a2)
         self.ref_twist[...] = ref_twist
 
     def begin_step(self, q: np.ndarray) -> None:
@@ -68,10 +82,12 @@ class DERSystem:
 
     def prepare(self, q: np.ndarray) -> None:
         """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
-        transport_frames(q, self._dof0, self._dof1, self._t_prev, self._a1_prev, self.t,
-                         self.a1, self.a2)
         m = self.model
-        reference_twists(self.a1, self.t, m.bend_edges, self._tw_prev, self.ref_twist)
+        ne, nb = m.n_edges, m.n_bend
+        tf = transport_frames if use_parallel(2, FRAME_WORK * ne) else transport_frames_serial
+        tf(q, self._dof0, self._dof1, self._t_prev, self._a1_prev, self.t, self.a1, self.a2)
+        rt = reference_twists if use_parallel(2, TWIST_WORK * nb) else reference_twists_serial
+        rt(self.a1, self.t, m.bend_edges, self._tw_prev, self.ref_twist)
 
     def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
         """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference
