@@ -12,7 +12,8 @@
     strandlab hair info FILE [--scale S] [--format hair|data]
 
 Exit status: 0 on success, 2 for a usage error (unknown scene, malformed scene file, invalid
-option), 3 when the simulation diverges, 1 when the results cannot be written.
+option, a scene the chosen solver cannot model), 3 when the simulation diverges, 1 when the
+results cannot be written.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .sim.runner import simulate
+from .sim.scene import UnsupportedFeature
 from .sim.validate import SimulationDiverged
 
 __all__ = ["main", "build_parser", "max_edge_strain", "EXIT_USAGE", "EXIT_DIVERGED",
@@ -325,6 +327,8 @@ def _run_scene(sim, args, argv, out) -> int:
         return 130
     except MemoryError as exc:
         raise _UsageError(str(exc)) from None
+    except UnsupportedFeature as exc:   # the scene asks for what the solver cannot model
+        raise _UsageError(f"{sim.name}: {exc}") from None
     except OSError as exc:
         print(f"{_PROG}: error: cannot write the results to {out_dir}: {exc}", file=sys.stderr)
         return EXIT_OUTPUT

@@ -14,7 +14,42 @@ from numba import njit, prange
 
 from ..collision.analytic import collide_point, contact_friction
 
-__all__ = ["collide_vertices"]
+__all__ = ["collide_vertices", "collide_vertices_serial"]
+
+
+@njit(cache=True)
+def _collide_strand(s, strand_vertex_start, vertex_dof, fixed, radius, vertex_friction, planes,
+                    spheres, capsules, collider_friction, dt, q_start, q_out, v_out, x, depth,
+                    normal, mu):
+    """Contacts of strand ``s``'s vertices (see :func:`collide_vertices`); returns their
+    number."""
+    c = 0
+    for p in range(strand_vertex_start[s], strand_vertex_start[s + 1]):
+        d = vertex_dof[p]
+        depth[p] = 0.0
+        if fixed[d]:
+            continue
+        for r in range(3):
+            x[p, r] = q_out[d + r]
+        collide_point(p, x, radius[p], planes, spheres, capsules, collider_friction, depth,
+                      normal, mu)
+        if depth[p] > 0.0:
+            c += 1
+            m = vertex_friction[p]
+            if m == m:  # the strand's own coefficient combines with the collider's
+                mu[p] = math.sqrt(m * mu[p])
+            for r in range(3):
+                q_out[d + r] = x[p, r]
+                x[p, r] = (q_out[d + r] - q_start[d + r]) / dt
+            # velocity: remove the inward normal part, then friction on the tangential one
+            vn = x[p, 0] * normal[p, 0] + x[p, 1] * normal[p, 1] + x[p, 2] * normal[p, 2]
+            if vn < 0.0:
+                for r in range(3):
+                    x[p, r] -= vn * normal[p, r]
+            contact_friction(p, x, depth, normal, mu, dt)
+            for r in range(3):
+                v_out[d + r] = x[p, r]
+    return c
 
 
 @njit(cache=True, parallel=True)
@@ -36,31 +71,20 @@ def collide_vertices(
     n_strands = strand_vertex_start.shape[0] - 1
     count = 0
     for s in prange(n_strands):
-        c = 0
-        for p in range(strand_vertex_start[s], strand_vertex_start[s + 1]):
-            d = vertex_dof[p]
-            depth[p] = 0.0
-            if fixed[d]:
-                continue
-            for r in range(3):
-                x[p, r] = q_out[d + r]
-            collide_point(p, x, radius[p], planes, spheres, capsules, collider_friction, depth,
-                          normal, mu)
-            if depth[p] > 0.0:
-                c += 1
-                m = vertex_friction[p]
-                if m == m:  # the strand's own coefficient combines with the collider's
-                    mu[p] = math.sqrt(m * mu[p])
-                for r in range(3):
-                    q_out[d + r] = x[p, r]
-                    x[p, r] = (q_out[d + r] - q_start[d + r]) / dt
-                # velocity: remove the inward normal part, then friction on the tangential one
-                vn = x[p, 0] * normal[p, 0] + x[p, 1] * normal[p, 1] + x[p, 2] * normal[p, 2]
-                if vn < 0.0:
-                    for r in range(3):
-                        x[p, r] -= vn * normal[p, r]
-                contact_friction(p, x, depth, normal, mu, dt)
-                for r in range(3):
-                    v_out[d + r] = x[p, r]
-        count += c
+        count += _collide_strand(s, strand_vertex_start, vertex_dof, fixed, radius,
+                                 vertex_friction, planes, spheres, capsules, collider_friction,
+                                 dt, q_start, q_out, v_out, x, depth, normal, mu)
+    return count
+
+
+@njit(cache=True)
+def collide_vertices_serial(strand_vertex_start, vertex_dof, fixed, radius, vertex_friction,
+                            planes, spheres, capsules, collider_friction, dt, q_start, q_out,
+                            v_out, x, depth, normal, mu):
+    """Serial twin of :func:`collide_vertices` (the same values, for small models)."""
+    count = 0
+    for s in range(strand_vertex_start.shape[0] - 1):
+        count += _collide_strand(s, strand_vertex_start, vertex_dof, fixed, radius,
+                                 vertex_friction, planes, spheres, capsules, collider_friction,
+                                 dt, q_start, q_out, v_out, x, depth, normal, mu)
     return count

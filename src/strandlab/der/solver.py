@@ -11,19 +11,25 @@ from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 
 from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
+from ..implicit.assembly import use_parallel
 from ..sim.scene import Scene
 from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged, check_state_arrays
 from .compile import compile_scene
-from .contact import collide_vertices
+from .contact import collide_vertices, collide_vertices_serial
 from .model import DERModel, DERState
 from .system import DERSystem
 
-__all__ = ["DERSettings", "DERSolver"]
+__all__ = ["DERSettings", "DERSolver", "check_state", "drive_edge_angles"]
 
 _LINEAR = ("auto", "banded", "sparse")
+
+#: Serial cost of one vertex's contact test per collider, in the work units of
+#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (below that, the serial kernel runs).
+CONTACT_WORK = 10
 
 
 def _number(name, v, *, positive=False, allow_none=False, integer=False):
@@ -134,6 +140,24 @@ class DERSolver:
         self._q_start = np.zeros(nd)
         self._q_target = np.zeros(nd)
         self._loads = self.scene.loads if self.scene is not None else ()
+        # gravity once (constant); each load's three coordinates
+        m = model
+        self._f_gravity = np.zeros(nd)
+        for r in range(3):
+            self._f_gravity[m.vertex_dof + r] = m.mass[m.vertex_dof + r] * m.gravity[r]
+        self._load_dofs = [m.vertex_dof[m.load_vertex[k]] + np.arange(3)
+                           for k in range(len(self._loads))]
+        # only the held coordinates of moving frames change during a step
+        frames = self.scene.frames if self.scene is not None else ()
+        moving = np.array([bool(getattr(f.motion, "moves", True)) for f in frames], dtype=bool)
+        self._moving_frames = np.nonzero(moving)[0]
+        self._rot = np.zeros((len(frames), 3, 3))
+        self._origin = np.zeros((len(frames), 3))
+        self._dv = np.nonzero(moving[m.drive_vertex_frame])[0] if len(frames) else np.zeros(0, int)
+        self._de = np.nonzero(moving[m.drive_edge_frame])[0] if len(frames) else np.zeros(0, int)
+        self._de_dof0 = np.ascontiguousarray(m.vertex_dof[m.edge_v0[m.drive_edge[self._de]]])
+        self._de_dof1 = np.ascontiguousarray(m.vertex_dof[m.edge_v1[m.drive_edge[self._de]]])
+        self._de_want = np.zeros((len(self._de), 3))
         self._x = np.zeros((nv, 3))
         self._depth = np.zeros(nv)
         self._normal = np.zeros((nv, 3))
@@ -242,15 +266,14 @@ class DERSolver:
         return info
 
     def _external_force(self, t: float) -> np.ndarray:
-        m = self.model
+        """Gravity and the scene's loads at time ``t`` [N] (a buffer; gravity alone when there
+        are no loads)."""
+        if not self._loads:
+            return self._f_gravity
         f = self._f_ext
-        f[:] = 0.0
-        g = m.gravity
-        vd = m.vertex_dof
-        for r in range(3):
-            f[vd + r] = m.mass[vd + r] * g[r]
+        f[:] = self._f_gravity
         for k, ld in enumerate(self._loads):
-            f[vd[m.load_vertex[k]] + np.arange(3)] += ld.at(t)
+            f[self._load_dofs[k]] += ld.at(t)
         return f
 
     def _substep(self, s: DERState, h: float) -> None:
@@ -259,7 +282,7 @@ class DERSolver:
         self._q_start[:] = s.q
         self.system.load_frames(s.q, s.a1, s.ref_twist)
         q_fixed = None
-        if len(m.drive_vertex) or len(m.drive_edge):
+        if len(self._dv) or len(self._de):
             q_fixed = self._q_target
             q_fixed[:] = s.q
             self._drive(q_fixed, t_next)
@@ -268,68 +291,133 @@ class DERSolver:
                                     q_fixed=q_fixed)
         self.last_info = info
         if self._has_colliders:
-            collide_vertices(m.strand_vertex_start, m.vertex_dof, m.fixed, m.vertex_radius,
-                             m.vertex_friction, m.planes, m.spheres, m.capsules,
-                             m.collider_friction, h, self._q_start, s.q, s.v, self._x,
-                             self._depth, self._normal, self._mu)
+            work = CONTACT_WORK * m.n_vertices * len(m.collider_friction)
+            kern = collide_vertices if use_parallel(m.n_strands, work) else \
+                collide_vertices_serial
+            kern(m.strand_vertex_start, m.vertex_dof, m.fixed, m.vertex_radius,
+                 m.vertex_friction, m.planes, m.spheres, m.capsules, m.collider_friction, h,
+                 self._q_start, s.q, s.v, self._x, self._depth, self._normal, self._mu)
         self.system.prepare(s.q)
         s.a1[...] = self.system.a1
         s.ref_twist[...] = self.system.ref_twist
         s.time = t_next
 
     def _drive(self, q: np.ndarray, t: float) -> None:
-        """Targets of the held coordinates at time ``t`` in ``q``: the held vertices move with
-        their frames and the held edges' angles turn d1 onto the frame's direction."""
+        """Targets of the held coordinates of moving frames at time ``t`` in ``q`` (the held
+        coordinates of still frames keep their values): the held vertices move with their
+        frames and the held edges' angles turn d1 onto the frame's direction."""
         m = self.model
-        rot, origin = self.frame_poses(t)
-        dv = m.drive_vertex
-        if len(dv):
-            x = origin[m.drive_vertex_frame] + np.einsum(
-                "nij,nj->ni", rot[m.drive_vertex_frame], m.drive_vertex_local)
-            q[m.vertex_dof[dv][:, None] + np.arange(3)] = x
-        if len(m.drive_edge):
-            # reference directors of the held edges transported to their new tangents, then
-            # the angle that turns d1 onto the frame's direction
-            self.system.prepare(q)
-            e = m.drive_edge
-            a1 = self.system.a1[e]
-            tng = q[m.vertex_dof[m.edge_v1[e]][:, None] + np.arange(3)] - \
-                q[m.vertex_dof[m.edge_v0[e]][:, None] + np.arange(3)]
-            tng /= np.linalg.norm(tng, axis=1)[:, None]
-            want = np.einsum("nij,nj->ni", rot[m.drive_edge_frame], m.drive_edge_local)
-            ang = np.arctan2(np.einsum("ij,ij->i", np.cross(a1, want), tng),
-                             np.einsum("ij,ij->i", a1, want))
-            k = m.edge_dof[e]
-            old = q[k]
-            # the branch nearest the previous angle, so that full turns accumulate
-            q[k] = old + (ang - old + np.pi) % (2.0 * np.pi) - np.pi
+        rot, origin = self._rot, self._origin
+        for f in self._moving_frames:
+            rot[f], origin[f] = self.scene.frames[f].pose(t)
+        if len(self._dv):
+            dv = self._dv
+            fr = m.drive_vertex_frame[dv]
+            x = origin[fr] + np.einsum("nij,nj->ni", rot[fr], m.drive_vertex_local[dv])
+            q[m.vertex_dof[m.drive_vertex[dv]][:, None] + np.arange(3)] = x
+        if len(self._de):
+            de = self._de
+            np.einsum("nij,nj->ni", rot[m.drive_edge_frame[de]], m.drive_edge_local[de],
+                      out=self._de_want)
+            e = m.drive_edge[de]
+            drive_edge_angles(q, self.system._q_prev, self._de_dof0, self._de_dof1,
+                              self.system._a1_prev[e], self._de_want, m.edge_dof[e])
 
     def _check(self, s: DERState) -> None:
         st, m = self.settings, self.model
-        bad = np.nonzero(~np.isfinite(s.q) | ~np.isfinite(s.v))[0]
-        if len(bad):
-            d = int(bad[0])
-            strand = int(np.searchsorted(m.strand_dof_start, d, side="right") - 1)
-            v = int(np.searchsorted(m.vertex_dof, d, side="right") - 1)
+        max_strain = -1.0 if st.max_strain is None else float(st.max_strain)
+        max_speed = -1.0 if st.max_speed is None else float(st.max_speed)
+        bad, e, strain, p, speed = check_state(s.q, s.v, m.vertex_dof, m.edge_v0, m.edge_v1,
+                                               m.rest_length, max_strain, max_speed)
+        if bad >= 0:
+            strand = int(np.searchsorted(m.strand_dof_start, bad, side="right") - 1)
+            v = int(np.searchsorted(m.vertex_dof, bad, side="right") - 1)
             raise SimulationDiverged(s.step, s.time, strand,
                                      v - int(m.strand_vertex_start[strand]))
-        x = m.positions(s.q)
-        if st.max_strain is not None:
-            ln = np.linalg.norm(x[m.edge_v1] - x[m.edge_v0], axis=1)
-            strain = np.abs(ln / m.rest_length - 1.0)
-            e = int(np.argmax(strain))
-            if strain[e] > st.max_strain:
-                strand = int(m.vertex_strand[m.edge_v0[e]])
-                raise SimulationDiverged(
-                    s.step, s.time, strand, int(m.edge_v1[e] - m.strand_vertex_start[strand]),
-                    what=f"edge strain {strain[e]:.3g} exceeds max_strain = {st.max_strain:g} "
-                         f"at edge {e}")
-        if st.max_speed is not None:
-            vel = s.v[m.vertex_dof[:, None] + np.arange(3)]
-            sp = np.linalg.norm(vel, axis=1)
-            p = int(np.argmax(sp))
-            if sp[p] > st.max_speed:
-                strand = int(m.vertex_strand[p])
-                raise SimulationDiverged(
-                    s.step, s.time, strand, p - int(m.strand_vertex_start[strand]),
-                    what=f"speed {sp[p]:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s")
+        if e >= 0:
+            strand = int(m.vertex_strand[m.edge_v0[e]])
+            raise SimulationDiverged(
+                s.step, s.time, strand, int(m.edge_v1[e] - m.strand_vertex_start[strand]),
+                what=f"edge strain {strain:.3g} exceeds max_strain = {st.max_strain:g} "
+                     f"at edge {e}")
+        if p >= 0:
+            strand = int(m.vertex_strand[p])
+            raise SimulationDiverged(
+                s.step, s.time, strand, p - int(m.strand_vertex_start[strand]),
+                what=f"speed {speed:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s")
+
+
+@njit(cache=True)
+def check_state(q, v, vertex_dof, edge_v0, edge_v1, rest_length, max_strain, max_speed):
+    """Bounds of a state: ``(first non-finite coordinate of q or v, edge of the largest strain
+    ``| |e| / lbar - 1 |`` if above ``max_strain`` (else -1), that strain, vertex of the largest
+    speed [m/s] if above ``max_speed`` (else -1), that speed)``; a bound < 0 is not checked.
+
+    q, v [N]; vertex_dof [V]; edge_v0, edge_v1 [E]; rest_length [E] [m].
+    """
+    bad = -1
+    for j in range(q.shape[0]):
+        if not (q[j] - q[j] == 0.0 and v[j] - v[j] == 0.0):
+            bad = j
+            break
+    worst_e, worst_strain = -1, -1.0
+    if max_strain >= 0.0:
+        for e in range(edge_v0.shape[0]):
+            a, b = vertex_dof[edge_v0[e]], vertex_dof[edge_v1[e]]
+            x, y, z = q[b] - q[a], q[b + 1] - q[a + 1], q[b + 2] - q[a + 2]
+            strain = abs(math.sqrt(x * x + y * y + z * z) / rest_length[e] - 1.0)
+            if strain > worst_strain:
+                worst_e, worst_strain = e, strain
+        if not worst_strain > max_strain:
+            worst_e = -1
+    worst_p, worst_speed = -1, -1.0
+    if max_speed >= 0.0:
+        for p in range(vertex_dof.shape[0]):
+            d = vertex_dof[p]
+            speed = math.sqrt(v[d] * v[d] + v[d + 1] * v[d + 1] + v[d + 2] * v[d + 2])
+            if speed > worst_speed:
+                worst_p, worst_speed = p, speed
+        if not worst_speed > max_speed:
+            worst_p = -1
+    return bad, worst_e, worst_strain, worst_p, worst_speed
+
+
+@njit(cache=True)
+def drive_edge_angles(q, q_prev, dof0, dof1, a1_prev, want, theta_dof):
+    """Angles of held edges that turn their d1 onto ``want`` [D, 3] (unit, perpendicular to
+    the edge): the reference director ``a1_prev`` [D, 3] is transported from the edge of
+    ``q_prev`` (the step's start) onto the edge of ``q`` (vertices at ``dof0``, ``dof1`` [D],
+    as in the model's frame transport), and ``q[theta_dof]`` [D] is set to the angle from it to
+    ``want`` on the branch nearest its previous value, so that full turns accumulate."""
+    for k in range(dof0.shape[0]):
+        a, b = dof0[k], dof1[k]
+        x, y, z = q[b] - q[a], q[b + 1] - q[a + 1], q[b + 2] - q[a + 2]
+        n = math.sqrt(x * x + y * y + z * z)
+        tx, ty, tz = x / n, y / n, z / n
+        x = q_prev[b] - q_prev[a]
+        y = q_prev[b + 1] - q_prev[a + 1]
+        z = q_prev[b + 2] - q_prev[a + 2]
+        n = math.sqrt(x * x + y * y + z * z)
+        px, py, pz = x / n, y / n, z / n
+        ux, uy, uz = a1_prev[k, 0], a1_prev[k, 1], a1_prev[k, 2]
+        c = 1.0 + px * tx + py * ty + pz * tz
+        if c > 1e-12:
+            f = (ux * tx + uy * ty + uz * tz) / c
+            ux -= f * (px + tx)
+            uy -= f * (py + ty)
+            uz -= f * (pz + tz)
+        d = ux * tx + uy * ty + uz * tz
+        ux -= d * tx
+        uy -= d * ty
+        uz -= d * tz
+        nu = math.sqrt(ux * ux + uy * uy + uz * uz)
+        ux /= nu
+        uy /= nu
+        uz /= nu
+        wx, wy, wz = want[k, 0], want[k, 1], want[k, 2]
+        cx = uy * wz - uz * wy
+        cy = uz * wx - ux * wz
+        cz = ux * wy - uy * wx
+        ang = math.atan2(cx * tx + cy * ty + cz * tz, ux * wx + uy * wy + uz * wz)
+        old = q[theta_dof[k]]
+        q[theta_dof[k]] = old + (ang - old + math.pi) % (2.0 * math.pi) - math.pi

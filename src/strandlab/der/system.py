@@ -11,11 +11,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import material_frames, reference_twists, transport_frames
+from ..implicit.assembly import use_parallel
+from .kernels import (
+    material_frames,
+    reference_twists,
+    reference_twists_serial,
+    transport_frames,
+    transport_frames_serial,
+)
 from .model import DERModel
 from .terms import BendTwistTerm, StretchTerm
 
 __all__ = ["DERSystem"]
+
+#: Serial cost per edge of the frame transport and per stencil of the reference twist, in the
+#: work units of :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (below that, serial kernels).
+FRAME_WORK = 10
+TWIST_WORK = 10
 
 
 class DERSystem:
@@ -57,7 +69,7 @@ class DERSystem:
         self._a1_prev[...] = a1
         self._tw_prev[...] = ref_twist
         self.a1[...] = a1
-        transport_frames(q, q, self._edge_dofs, self.a1, self.a2)   # a2 = t x a1
+        transport_frames_serial(q, q, self._edge_dofs, self.a1, self.a2)   # a2 = t x a1
         self.ref_twist[...] = ref_twist
 
     def begin_step(self, q: np.ndarray) -> None:
@@ -65,10 +77,14 @@ class DERSystem:
 
     def prepare(self, q: np.ndarray) -> None:
         """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
-        self.a1[...] = self._a1_prev
-        transport_frames(self._q_prev, q, self._edge_dofs, self.a1, self.a2)
         m = self.model
-        reference_twists(q, m.bend_dofs, m.bend_edges, self.a1, self._tw_prev, self.ref_twist)
+        self.a1[...] = self._a1_prev
+        tf = transport_frames if use_parallel(2, FRAME_WORK * m.n_edges) else \
+            transport_frames_serial
+        tf(self._q_prev, q, self._edge_dofs, self.a1, self.a2)
+        rt = reference_twists if use_parallel(2, TWIST_WORK * m.n_bend) else \
+            reference_twists_serial
+        rt(q, m.bend_dofs, m.bend_edges, self.a1, self._tw_prev, self.ref_twist)
 
     def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
         """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference

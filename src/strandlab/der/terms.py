@@ -21,10 +21,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..implicit.assembly import use_parallel
 from ..implicit.terms import StencilTerm, check_dofs
 from . import kernels as _k
 
 __all__ = ["StretchTerm", "BendTerm", "TwistTerm", "BendTwistTerm"]
+
+
+#: Serial cost of one stencil, with and without the Hessian, in the work units of
+#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (about 2 ns each on the development
+#: machine): the kernels run serially below that much work (a parallel region costs 20-30 us
+#: idle, more on a busy machine).
+STRETCH_WORK = (40, 10)
+BEND_TWIST_WORK = (250, 80)
+
+
+def _parallel(n: int, per_stencil: tuple, want_hess: bool) -> bool:
+    return use_parallel(2, n * per_stencil[0 if want_hess else 1])
 
 
 def _per_stencil(term: str, what: str, values, n: int, *, cols: int | None = None,
@@ -114,7 +127,9 @@ class StretchTerm(_DERTerm):
 
     def evaluate(self, q, energy_out, grad_out, hess_out):
         h, want = self._check_out(energy_out, grad_out, hess_out)
-        bad = _k.stretch_terms(q, self.dofs, self.rest_length, self.stiffness, self.project,
+        kern = _k.stretch_terms if _parallel(len(self.dofs), STRETCH_WORK, want) else \
+            _k.stretch_terms_serial
+        bad = kern(q, self.dofs, self.rest_length, self.stiffness, self.project,
                                energy_out, grad_out, h, want)
         self._report(bad, energy_out)
 
@@ -210,8 +225,9 @@ class BendTwistTerm(_DERTerm):
 
     def evaluate(self, q, energy_out, grad_out, hess_out):
         h, want = self._check_out(energy_out, grad_out, hess_out)
-        bad = _k.bend_twist_terms(q, self.dofs, self.edges, self.a1, self.a2, self.ref_twist,
-                                  self.rest_curvature, self.rest_twist, self.voronoi_length,
-                                  self.bend_stiffness, self.twist_stiffness, energy_out,
-                                  grad_out, h, want)
+        kern = _k.bend_twist_terms if _parallel(len(self.dofs), BEND_TWIST_WORK, want) else \
+            _k.bend_twist_terms_serial
+        bad = kern(q, self.dofs, self.edges, self.a1, self.a2, self.ref_twist,
+                   self.rest_curvature, self.rest_twist, self.voronoi_length,
+                   self.bend_stiffness, self.twist_stiffness, energy_out, grad_out, h, want)
         self._report(bad, energy_out)

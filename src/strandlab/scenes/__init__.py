@@ -1,4 +1,5 @@
-"""Built-in scenes, among them the figures of Umetani et al. 2014.
+"""Built-in scenes, among them the figures of Umetani et al. 2014 and the discrete-elastic-rods
+scenes (``der_*``, :mod:`.der`).
 
 ``get_scene(name, **params)`` builds a :class:`~strandlab.sim.runner.Scene`; ``SCENES`` maps each
 name to its entry (``description``, ``build``).
@@ -10,6 +11,13 @@ from dataclasses import dataclass
 
 from ..sim.runner import Simulation
 from .bodies import elastic_pendulum, network
+from .der import (
+    der_hanging_hair,
+    der_many_strands,
+    der_michell_ring,
+    der_plectoneme,
+    der_rope_on_sphere,
+)
 from .strands import hair, robustness, shape_error
 from .twisting import plectoneme, twisting_ring
 
@@ -46,6 +54,16 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in (
     SceneEntry("hair", "200 strands of 20 edges rooted on a sphere, colliding with it", hair),
     SceneEntry("network", "a small tree: trunk and branches joined through a rigid-body joint",
                network),
+    SceneEntry("der_plectoneme", "discrete elastic rods: rod clamped at both ends, one end "
+               "turned and moved in until it coils", der_plectoneme),
+    SceneEntry("der_hanging_hair", "discrete elastic rods: a tapered hair strand released from "
+               "horizontal swings down and settles", der_hanging_hair),
+    SceneEntry("der_rope_on_sphere", "discrete elastic rods: a rope drapes over a sphere, held "
+               "by friction", der_rope_on_sphere),
+    SceneEntry("der_michell_ring", "discrete elastic rods: a twisted ring of a straight rod "
+               "buckles out of plane (Michell)", der_michell_ring),
+    SceneEntry("der_many_strands", "discrete elastic rods: 100 hair strands of 100 vertices "
+               "stepped together", der_many_strands),
 )}
 
 
