@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--solver", metavar="NAME",
                      help="run the scene with another solver (its default settings): "
                           "'pbd' or 'der'")
+    run.add_argument("--rest", type=Path, metavar="FILE",
+                     help="with a hair file: the rest-shape file of 'strandlab sagfree'")
+    run.add_argument("--scale", type=_positive_float, default=1.0, metavar="S",
+                     help="with a hair file: metres per file unit (default 1)")
     run.add_argument("--iterations", type=_positive_int, metavar="K",
                      help="solver passes per substep")
     run.add_argument("--substeps", type=_positive_int, metavar="K",
@@ -93,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="output folder (default: runs/demo)")
     demo.add_argument("--frames", type=_positive_int, metavar="N",
                       help="number of output frames")
+    from . import cli_sagfree
+
+    cli_sagfree.add_parser(sub, _positive_float, _positive_int)
     schema = sub.add_parser("schema", help="print the JSON Schema of scene files")
     schema.add_argument("--out", type=Path, metavar="FILE",
                         help="write it to FILE instead of printing it")
@@ -354,7 +361,28 @@ def _compile_notice() -> None:
 
 
 def _cmd_run(args, argv, out) -> int:
+    from .cli_sagfree import HAIR_SUFFIXES
+
+    if args.scene.lower().endswith(HAIR_SUFFIXES):
+        return _run_scene(_hair_simulation(args), args, argv, out)
+    if args.rest is not None:
+        raise _UsageError("--rest applies to hair files (.hair, .data)")
     return _run_scene(_load_scene(args.scene), args, argv, out)
+
+
+def _hair_simulation(args):
+    """The hair of a hair file on a head that nods and stops (discrete elastic rods), with the
+    rest shape of ``--rest`` when given."""
+    from .cli_sagfree import UsageError, load_hair
+    from .io.restshape import read_rest_shape
+    from .scenes.hair_head import hair_on_head
+
+    try:
+        hair = load_hair(args.scene, args.scale)
+        rest = None if args.rest is None else read_rest_shape(args.rest)
+        return hair_on_head(hair, rest=rest)
+    except (UsageError, ValueError, OSError) as exc:
+        raise _UsageError(str(exc)) from None
 
 
 def _cmd_demo(args, argv, out) -> int:
@@ -568,6 +596,13 @@ def main(argv=None) -> int:
             return _cmd_schema(args, out)
         if args.command == "hair":
             return _cmd_hair(args, out)
+        if args.command == "sagfree":
+            from .cli_sagfree import UsageError, run
+
+            try:
+                return run(args, out)
+            except UsageError as exc:
+                raise _UsageError(str(exc)) from None
         return _cmd_run(args, argv, out)
     except _UsageError as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
