@@ -7,6 +7,9 @@
                                 [--substeps K] [--out DIR] [--render] [--every K] [--quiet]
     strandlab demo [--out DIR] [--frames N]
     strandlab schema [--out FILE]
+    strandlab hair generate --out FILE [--style NAME] [--strands N] [--vertices V] [--seed S]
+                            [--length M] [--scale S] [--format hair|data] ...
+    strandlab hair info FILE [--scale S] [--format hair|data]
 
 Exit status: 0 on success, 2 for a usage error (unknown scene, malformed scene file, invalid
 option, a scene the chosen solver cannot model), 3 when the simulation diverges, 1 when the
@@ -93,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print the JSON Schema of scene files")
     schema.add_argument("--out", type=Path, metavar="FILE",
                         help="write it to FILE instead of printing it")
+    _add_hair_parser(sub)
     return p
 
 
@@ -384,6 +388,156 @@ def _cmd_schema(args, out) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- hair
+#: The styles of ``strandlab hair generate`` (those of strandlab.scenes.hairstyles.HAIRSTYLES,
+#: listed here so that building the parser imports no scene module).
+_HAIR_STYLES = ("straight", "wavy", "curly", "coiled")
+_HAIR_FORMATS = ("hair", "data")
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return v
+
+
+def _add_hair_parser(sub) -> None:
+    hair = sub.add_parser("hair", help="procedural hairstyles and hair files (.hair, .data)")
+    hsub = hair.add_subparsers(dest="hair_command", metavar="HAIR_COMMAND")
+    hsub.required = True
+    gen = hsub.add_parser("generate", help="write a procedural hairstyle to a .hair or .data "
+                          "file")
+    gen.add_argument("--out", type=Path, metavar="FILE", required=True,
+                     help="the file to write (.hair or .data, or give --format)")
+    gen.add_argument("--style", choices=_HAIR_STYLES, default="straight",
+                     help="the hairstyle (default straight)")
+    gen.add_argument("--strands", type=_positive_int, default=1000, metavar="N",
+                     help="number of strands (default 1000)")
+    gen.add_argument("--vertices", type=_positive_int, default=100, metavar="V",
+                     help="vertices per strand (default 100, at least 2)")
+    gen.add_argument("--seed", type=_nonnegative_int, default=0, metavar="S",
+                     help="random seed (default 0)")
+    gen.add_argument("--length", type=_positive_float, default=0.25, metavar="M",
+                     help="mean strand length [m] (default 0.25)")
+    gen.add_argument("--scalp-radius", type=_positive_float, default=0.1, metavar="M",
+                     help="radius of the spherical scalp [m] (default 0.1)")
+    gen.add_argument("--variation", type=float, default=0.15, metavar="F",
+                     help="relative spread of length, amplitude and period, in [0, 0.9] "
+                          "(default 0.15)")
+    gen.add_argument("--amplitude", type=_positive_float, metavar="M",
+                     help="wave amplitude or curl radius [m] (default: the style's)")
+    gen.add_argument("--period", type=_positive_float, metavar="M",
+                     help="wavelength or curl pitch [m] (default: the style's)")
+    gen.add_argument("--thickness", type=_positive_float, default=7e-5, metavar="M",
+                     help="hair diameter [m], the header's default thickness (default 7e-5)")
+    _add_hair_file_options(gen)
+    info = hsub.add_parser("info", help="describe a hair file: counts, lengths, arrays")
+    info.add_argument("file", type=Path, metavar="FILE", help="a .hair or .data file")
+    _add_hair_file_options(info)
+
+
+def _add_hair_file_options(parser) -> None:
+    parser.add_argument("--scale", type=_positive_float, default=1.0, metavar="S",
+                        help="metres per file unit (0.01: the file is in centimetres; "
+                             "default 1)")
+    parser.add_argument("--format", choices=_HAIR_FORMATS,
+                        help="file format (default: by the suffix, .hair or .data)")
+
+
+def _cmd_hair(args, out) -> int:
+    if args.hair_command == "generate":
+        return _cmd_hair_generate(args, out)
+    return _cmd_hair_info(args, out)
+
+
+def _cmd_hair_generate(args, out) -> int:
+    """Write a procedural hairstyle to ``--out``."""
+    from .io.hairfile import hair_format, write_hair
+    from .scenes.hairstyles import generate_hairstyle
+
+    try:
+        fmt = hair_format(args.out, args.format)
+        hair = generate_hairstyle(
+            args.style, n_strands=args.strands, vertices_per_strand=args.vertices,
+            length=args.length, scalp_radius=args.scalp_radius, seed=args.seed,
+            variation=args.variation, amplitude=args.amplitude, period=args.period,
+            thickness=args.thickness)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    try:
+        write_hair(args.out, hair, scale=args.scale, format=fmt)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    except OSError as exc:
+        print(f"{_PROG}: error: cannot write {args.out}: {exc}", file=sys.stderr)
+        return EXIT_OUTPUT
+    lengths = hair.lengths()
+    print(f"wrote {args.out} ({fmt}, file unit {args.scale:g} m): {hair.n_strands} "
+          f"{args.style} strands of {args.vertices} vertices ({hair.n_points} points), lengths "
+          f"{lengths.min():.4g} .. {lengths.max():.4g} m, seed {args.seed}", file=out)
+    return 0
+
+
+def _cmd_hair_info(args, out) -> int:
+    """Describe a hair file: format, counts, lengths, arrays, defaults, information text."""
+    from .io.hairfile import (
+        FLAG_COLORS,
+        FLAG_POINTS,
+        FLAG_SEGMENTS,
+        FLAG_THICKNESS,
+        FLAG_TRANSPARENCY,
+        hair_format,
+        read_hair,
+        read_hair_header,
+    )
+
+    try:
+        fmt = hair_format(args.file, args.format)
+        hair = read_hair(args.file, scale=args.scale, format=fmt, allow_coincident=True)
+        header = read_hair_header(args.file) if fmt == "hair" else None
+    except (ValueError, OSError) as exc:
+        raise _UsageError(str(exc)) from None
+    counts = hair.vertex_counts
+    lengths = hair.lengths()
+    rows = [("file", str(args.file)), ("format", f".{fmt} (file unit {args.scale:g} m)")]
+    if header is not None:
+        names = [n for f, n in ((FLAG_SEGMENTS, "segments"), (FLAG_POINTS, "points"),
+                                (FLAG_THICKNESS, "thickness"),
+                                (FLAG_TRANSPARENCY, "transparency"), (FLAG_COLORS, "colors"))
+                 if header["flags"] & f]
+        rows.append(("flags", f"{header['flags']:#04x} ({', '.join(names)})"))
+        if not header["flags"] & FLAG_SEGMENTS:
+            rows.append(("default segments", str(header["default_segments"])))
+    rows += [("strands", str(hair.n_strands)), ("points", str(hair.n_points))]
+    if hair.n_strands:
+        lo, hi = hair.points.min(axis=0), hair.points.max(axis=0)
+        rows += [("vertices per strand", f"{counts.min()} .. {counts.max()} "
+                                         f"(mean {counts.mean():.4g})"),
+                 ("length", f"{lengths.min():.4g} .. {lengths.max():.4g} m "
+                            f"(mean {lengths.mean():.4g} m)"),
+                 ("extent", "  ".join(f"{a} {lo[i]:.4g} .. {hi[i]:.4g}"
+                                      for i, a in enumerate("xyz")) + " m")]
+    if fmt == "hair":
+        th = hair.thickness
+        rows += [("thickness", f"per point, {th.min():.4g} .. {th.max():.4g} m"
+                  if th is not None and len(th) else f"default {hair.default_thickness:.4g} m"),
+                 ("transparency", "per point" if hair.transparency is not None
+                  else f"default {hair.default_transparency:.4g}"),
+                 ("colors", "per point" if hair.colors is not None
+                  else "default " + ", ".join(f"{c:.4g}" for c in hair.default_color)),
+                 ("info", repr(hair.info))]
+    rows += [("strands of < 3 vertices", str(len(hair.short_strands(3)))),
+             ("zero-length edges", str(len(hair.zero_length_edges())))]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k + ':':<{width + 1}} {v}", file=out)
+    return 0
+
+
 class _Null:
     """A text sink for ``--quiet``."""
 
@@ -412,6 +566,8 @@ def main(argv=None) -> int:
             return _cmd_demo(args, argv, out)
         if args.command == "schema":
             return _cmd_schema(args, out)
+        if args.command == "hair":
+            return _cmd_hair(args, out)
         return _cmd_run(args, argv, out)
     except _UsageError as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)

@@ -174,3 +174,17 @@ def test_writhe_of_a_helix_survives_a_step():
     for _ in range(10):
         sol.step(st, st, 1e-3)
     assert abs(writhe(sol.output(st).positions) - w0) < 1e-9
+
+
+def test_a_folded_strand_is_reported_by_name_not_as_nan():
+    b = sl.SceneBuilder(gravity=(0, 0, -9.81))
+    b.add_strand(line((0, 0, 0), (1, 0, 0), 4), material=MAT, name="good")
+    b.add_strand(line((0, 1, 0), (1, 1, 0), 4), material=MAT, name="bad")
+    sol = DERSolver(b.build())
+    st = sol.state()
+    m = sol.model
+    d5, d7 = m.vertex_dof[5], m.vertex_dof[7]
+    st.q[d7:d7 + 3] = st.q[d5:d5 + 3] + [0.1, 0.0, 0.0]   # edges 5-6 and 6-7 antiparallel
+    with pytest.raises(SimulationDiverged, match=r"step 1 .*implicit step of bad failed.*"
+                                                 r"stencil 3.*\(strand 1\)$"):
+        sol.step(st, st, 1e-3)

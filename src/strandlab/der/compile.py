@@ -111,15 +111,6 @@ def _explicit(name, value, shape, label):
     return a
 
 
-def _der_options(st) -> dict:
-    opts = dict(options_of(st, "der"))
-    unknown = [k for k in opts if k not in DER_STRAND_OPTIONS]
-    if unknown:
-        raise ValueError(f"{st.name}: unknown der option {unknown[0]!r}; allowed: "
-                         f"{', '.join(DER_STRAND_OPTIONS)}")
-    return opts
-
-
 def _check_strand(s: int, st) -> None:
     label = st.name
     n = st.n_vertices
@@ -217,7 +208,7 @@ def _compile(scene: Scene) -> DERModel:
     friction = np.full(nv, np.nan)
     for s, st in enumerate(strands):
         label = f"{st.name} (strand {s})"
-        opts = _der_options(st)
+        opts = dict(options_of(st, "der", DER_STRAND_OPTIONS))
         n = st.n_vertices
         va, e0, b0 = int(vstart[s]), int(estart[s]), int(bstart[s])
         n_e, i0, i1 = _edges(n, st.closed)

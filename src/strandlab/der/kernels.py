@@ -50,7 +50,9 @@ __all__ = [
     "stretch_terms_serial",
     "bend_twist_terms_serial",
     "transport_frames",
+    "transport_frames_serial",
     "reference_twists",
+    "reference_twists_serial",
     "material_frames",
     "curvatures_twists",
     "edge_lengths",
@@ -205,6 +207,32 @@ def _perpendicular(t):
     return (u[0] / n, u[1] / n, u[2] / n)
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _transport_edge(e, q_prev, q, edge_dofs, a1, a2):
+    """Transport of edge ``e``'s frame (see :func:`transport_frames`); 1 if it fell back."""
+    tp, lp = _tangent(q_prev, edge_dofs, e)
+    t, ln = _tangent(q, edge_dofs, e)
+    a = (a1[e, 0], a1[e, 1], a1[e, 2])
+    fell = 0
+    if 1.0 + (tp[0] * t[0] + tp[1] * t[1] + tp[2] * t[2]) > 1e-12 and lp > 0.0 and ln > 0.0:
+        a = _transport(a, tp, t)
+    else:
+        fell = 1
+    d = a[0] * t[0] + a[1] * t[1] + a[2] * t[2]
+    u = (a[0] - d * t[0], a[1] - d * t[1], a[2] - d * t[2])
+    n = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+    if not n > 1e-8:
+        u = _perpendicular(t)
+        n = 1.0
+    a1[e, 0] = u[0] / n
+    a1[e, 1] = u[1] / n
+    a1[e, 2] = u[2] / n
+    a2[e, 0] = t[1] * a1[e, 2] - t[2] * a1[e, 1]
+    a2[e, 1] = t[2] * a1[e, 0] - t[0] * a1[e, 2]
+    a2[e, 2] = t[0] * a1[e, 1] - t[1] * a1[e, 0]
+    return fell
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def transport_frames(q_prev, q, edge_dofs, a1, a2):
     """Time-parallel transport of the reference directors from ``q_prev`` to ``q``.
@@ -218,25 +246,16 @@ def transport_frames(q_prev, q, edge_dofs, a1, a2):
     """
     fell_back = 0
     for e in prange(edge_dofs.shape[0]):
-        tp, lp = _tangent(q_prev, edge_dofs, e)
-        t, ln = _tangent(q, edge_dofs, e)
-        a = (a1[e, 0], a1[e, 1], a1[e, 2])
-        if 1.0 + (tp[0] * t[0] + tp[1] * t[1] + tp[2] * t[2]) > 1e-12 and lp > 0.0 and ln > 0.0:
-            a = _transport(a, tp, t)
-        else:
-            fell_back += 1
-        d = a[0] * t[0] + a[1] * t[1] + a[2] * t[2]
-        u = (a[0] - d * t[0], a[1] - d * t[1], a[2] - d * t[2])
-        n = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
-        if not n > 1e-8:
-            u = _perpendicular(t)
-            n = 1.0
-        a1[e, 0] = u[0] / n
-        a1[e, 1] = u[1] / n
-        a1[e, 2] = u[2] / n
-        a2[e, 0] = t[1] * a1[e, 2] - t[2] * a1[e, 1]
-        a2[e, 1] = t[2] * a1[e, 0] - t[0] * a1[e, 2]
-        a2[e, 2] = t[0] * a1[e, 1] - t[1] * a1[e, 0]
+        fell_back += _transport_edge(e, q_prev, q, edge_dofs, a1, a2)
+    return fell_back
+
+
+@njit(cache=True, error_model="numpy")
+def transport_frames_serial(q_prev, q, edge_dofs, a1, a2):
+    """Serial twin of :func:`transport_frames` (the same values, for small models)."""
+    fell_back = 0
+    for e in range(edge_dofs.shape[0]):
+        fell_back += _transport_edge(e, q_prev, q, edge_dofs, a1, a2)
     return fell_back
 
 
@@ -252,6 +271,17 @@ def _stencil_tangents(q, dofs, s):
     return e0, e1, (e0[0] / l0, e0[1] / l0, e0[2] / l0), (e1[0] / l1, e1[1] / l1, e1[2] / l1)
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _twist_stencil(s, q, dofs, edges, a1, m_prev, m_out):
+    """Reference twist of stencil ``s`` (see :func:`reference_twists`)."""
+    _, _, t0, t1 = _stencil_tangents(q, dofs, s)
+    j0 = edges[s, 0]
+    j1 = edges[s, 1]
+    m = _reference_twist(t0, t1, (a1[j0, 0], a1[j0, 1], a1[j0, 2]),
+                         (a1[j1, 0], a1[j1, 1], a1[j1, 2]))
+    m_out[s] = _unwrap(m, m_prev[s])
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def reference_twists(q, dofs, edges, a1, m_prev, m_out):
     """Reference twist [rad] of every bend stencil at ``q``, on the 2 pi branch nearest
@@ -261,12 +291,14 @@ def reference_twists(q, dofs, edges, a1, m_prev, m_out):
     ``P_{t0 -> t1}(a1_j0)`` to ``a1_j1`` about ``t1``; NaN for antiparallel edges.
     """
     for s in prange(dofs.shape[0]):
-        _, _, t0, t1 = _stencil_tangents(q, dofs, s)
-        j0 = edges[s, 0]
-        j1 = edges[s, 1]
-        m = _reference_twist(t0, t1, (a1[j0, 0], a1[j0, 1], a1[j0, 2]),
-                             (a1[j1, 0], a1[j1, 1], a1[j1, 2]))
-        m_out[s] = _unwrap(m, m_prev[s])
+        _twist_stencil(s, q, dofs, edges, a1, m_prev, m_out)
+
+
+@njit(cache=True, error_model="numpy")
+def reference_twists_serial(q, dofs, edges, a1, m_prev, m_out):
+    """Serial twin of :func:`reference_twists`."""
+    for s in range(dofs.shape[0]):
+        _twist_stencil(s, q, dofs, edges, a1, m_prev, m_out)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

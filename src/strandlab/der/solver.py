@@ -13,11 +13,11 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..implicit import ImplicitEuler, NewtonSettings
+from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
 from ..implicit.assembly import use_parallel
 from ..sim.scene import Scene
 from ..sim.solver import Output
-from ..sim.validate import SimulationDiverged
+from ..sim.validate import SimulationDiverged, check_state_arrays
 from .compile import compile_scene
 from .contact import collide_vertices, collide_vertices_serial
 from .model import DERModel, DERState
@@ -196,21 +196,10 @@ class DERSolver:
         """A state from :meth:`save_state`'s arrays; ValueError naming a missing, misshapen or
         non-finite entry."""
         m = self.model
-        shapes = {"q": (m.n_dofs,), "v": (m.n_dofs,), "a1": (m.n_edges, 3),
-                  "ref_twist": (m.n_bend,), "time": (), "step": ()}
-        out = {}
-        for k, shape in shapes.items():
-            if k not in arrays:
-                raise ValueError(f"state lacks {k!r}")
-            a = np.asarray(arrays[k])
-            if a.shape != shape:
-                raise ValueError(f"state entry {k!r} has shape {a.shape}, expected {shape}")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"state entry {k!r} is not finite")
-            out[k] = a
+        out = check_state_arrays(arrays, {"q": (m.n_dofs,), "v": (m.n_dofs,),
+                                          "a1": (m.n_edges, 3), "ref_twist": (m.n_bend,),
+                                          "time": (), "step": ()})
         step, time = int(out["step"]), float(out["time"])
-        if step < 0 or time < 0:
-            raise ValueError(f"state has a negative step ({step}) or time ({time})")
         return DERState(q=out["q"].astype(np.float64), v=out["v"].astype(np.float64),
                         a1=out["a1"].astype(np.float64),
                         ref_twist=out["ref_twist"].astype(np.float64), time=time, step=step)
@@ -228,9 +217,10 @@ class DERSolver:
     def step(self, state_in: DERState, state_out: DERState, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object).
 
-        Raises ``ValueError`` for a bad ``dt``, :class:`~strandlab.implicit.LinearSolveError`
-        naming the strand when a linear solve fails, and :class:`SimulationDiverged` when the
-        result is not finite or exceeds the settings' bounds.
+        Raises ``ValueError`` for a bad ``dt``, and :class:`SimulationDiverged` naming the step
+        and strand when a linear solve fails (a matrix that stays indefinite or non-finite after
+        the regularisation), when the result is not finite, or when it exceeds the settings'
+        bounds.
         """
         if isinstance(dt, bool) or not (isinstance(dt, (float, int, np.floating))
                                         and math.isfinite(dt) and dt > 0):
@@ -239,8 +229,15 @@ class DERSolver:
         if state_out is not state_in:
             state_out.assign(state_in)
         h = float(dt) / st.substeps
-        for _ in range(st.substeps):
-            self._substep(state_out, h)
+        try:
+            for _ in range(st.substeps):
+                self._substep(state_out, h)
+        except (LinearSolveError, ImplicitStepError) as exc:
+            b = exc.block
+            name = self.scene.strands[b].name if self.scene is not None and b >= 0 else ""
+            raise SimulationDiverged(state_in.step + 1, state_out.time, b, -1,
+                                     what=f"the implicit step of {name or 'the model'} failed: "
+                                          f"{exc}") from exc
         state_out.step = state_in.step + 1
         if st.check_finite:
             self._check(state_out)
@@ -323,7 +320,7 @@ class DERSolver:
             np.einsum("nij,nj->ni", rot[m.drive_edge_frame[de]], m.drive_edge_local[de],
                       out=self._de_want)
             e = m.drive_edge[de]
-            drive_edge_angles(q, self._de_dof0, self._de_dof1, self.system._t_prev[e],
+            drive_edge_angles(q, self.system._q_prev, self._de_dof0, self._de_dof1,
                               self.system._a1_prev[e], self._de_want, m.edge_dof[e])
 
     def _check(self, s: DERState) -> None:
@@ -386,18 +383,22 @@ def check_state(q, v, vertex_dof, edge_v0, edge_v1, rest_length, max_strain, max
 
 
 @njit(cache=True)
-def drive_edge_angles(q, dof0, dof1, t_prev, a1_prev, want, theta_dof):
+def drive_edge_angles(q, q_prev, dof0, dof1, a1_prev, want, theta_dof):
     """Angles of held edges that turn their d1 onto ``want`` [D, 3] (unit, perpendicular to
-    the edge): the reference director ``a1_prev`` [D, 3] is transported from the step's start
-    tangent ``t_prev`` [D, 3] onto the edge of ``q`` (vertices at ``dof0``, ``dof1`` [D], as
-    in the model's frame transport), and ``q[theta_dof]`` [D] is set to the angle from it to
+    the edge): the reference director ``a1_prev`` [D, 3] is transported from the edge of
+    ``q_prev`` (the step's start) onto the edge of ``q`` (vertices at ``dof0``, ``dof1`` [D],
+    as in the model's frame transport), and ``q[theta_dof]`` [D] is set to the angle from it to
     ``want`` on the branch nearest its previous value, so that full turns accumulate."""
     for k in range(dof0.shape[0]):
         a, b = dof0[k], dof1[k]
         x, y, z = q[b] - q[a], q[b + 1] - q[a + 1], q[b + 2] - q[a + 2]
         n = math.sqrt(x * x + y * y + z * z)
         tx, ty, tz = x / n, y / n, z / n
-        px, py, pz = t_prev[k, 0], t_prev[k, 1], t_prev[k, 2]
+        x = q_prev[b] - q_prev[a]
+        y = q_prev[b + 1] - q_prev[a + 1]
+        z = q_prev[b + 2] - q_prev[a + 2]
+        n = math.sqrt(x * x + y * y + z * z)
+        px, py, pz = x / n, y / n, z / n
         ux, uy, uz = a1_prev[k, 0], a1_prev[k, 1], a1_prev[k, 2]
         c = 1.0 + px * tx + py * ty + pz * tz
         if c > 1e-12:

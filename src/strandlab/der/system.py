@@ -12,12 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..implicit.assembly import use_parallel
-from .frames import (
-    cross_rows,
-    material_directors,
+from .kernels import (
+    material_frames,
     reference_twists,
     reference_twists_serial,
-    tangents,
     transport_frames,
     transport_frames_serial,
 )
@@ -47,14 +45,12 @@ class DERSystem:
         self.mass = m.mass
         self.block_start = m.strand_dof_start
         ne, nb = m.n_edges, m.n_bend
-        self._dof0 = np.ascontiguousarray(m.vertex_dof[m.edge_v0])
-        self._dof1 = np.ascontiguousarray(m.vertex_dof[m.edge_v1])
+        self._edge_dofs = np.ascontiguousarray(m.stretch_dofs)
         self.a1 = m.a1_0.copy()
         self.a2 = np.zeros((ne, 3))
-        self.t = np.zeros((ne, 3))
         self.ref_twist = m.ref_twist0.copy()
+        self._q_prev = m.q0.copy()
         self._a1_prev = m.a1_0.copy()
-        self._t_prev = np.zeros((ne, 3))
         self._tw_prev = m.ref_twist0.copy()
         self.stretch = StretchTerm(dofs=m.stretch_dofs, rest_length=m.rest_length,
                                    stiffness=m.stretch_stiffness, project=project)
@@ -69,12 +65,11 @@ class DERSystem:
     def load_frames(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:
         """Start a step from coordinates ``q`` whose reference directors are ``a1`` [E, 3] and
         reference twists ``ref_twist`` [B]."""
-        tangents(q, self._dof0, self._dof1, self._t_prev)
+        self._q_prev[...] = q
         self._a1_prev[...] = a1
         self._tw_prev[...] = ref_twist
-        self.t[...] = self._t_prev
         self.a1[...] = a1
-        cross_rows(self.t, self.a1, self.a2)
+        transport_frames_serial(q, q, self._edge_dofs, self.a1, self.a2)   # a2 = t x a1
         self.ref_twist[...] = ref_twist
 
     def begin_step(self, q: np.ndarray) -> None:
@@ -83,18 +78,21 @@ class DERSystem:
     def prepare(self, q: np.ndarray) -> None:
         """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
         m = self.model
-        ne, nb = m.n_edges, m.n_bend
-        tf = transport_frames if use_parallel(2, FRAME_WORK * ne) else transport_frames_serial
-        tf(q, self._dof0, self._dof1, self._t_prev, self._a1_prev, self.t, self.a1, self.a2)
-        rt = reference_twists if use_parallel(2, TWIST_WORK * nb) else reference_twists_serial
-        rt(self.a1, self.t, m.bend_edges, self._tw_prev, self.ref_twist)
+        self.a1[...] = self._a1_prev
+        tf = transport_frames if use_parallel(2, FRAME_WORK * m.n_edges) else \
+            transport_frames_serial
+        tf(self._q_prev, q, self._edge_dofs, self.a1, self.a2)
+        rt = reference_twists if use_parallel(2, TWIST_WORK * m.n_bend) else \
+            reference_twists_serial
+        rt(q, m.bend_dofs, m.bend_edges, self.a1, self._tw_prev, self.ref_twist)
 
     def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
         """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference
         directors are ``a1`` (which must be perpendicular to the edges of ``q``)."""
         m = self.model
-        t = np.zeros((m.n_edges, 3))
-        tangents(q, self._dof0, self._dof1, t)
-        out = np.zeros((m.n_edges, 3))
-        material_directors(q, m.edge_dof, a1, t, out)
-        return out
+        u = np.array(a1, dtype=np.float64)
+        v = np.zeros_like(u)
+        transport_frames(q, q, self._edge_dofs, u, v)      # v = t x a1
+        m1, m2 = np.zeros_like(u), np.zeros_like(u)
+        material_frames(q, m.edge_dof, u, v, m1, m2)
+        return m1

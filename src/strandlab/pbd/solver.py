@@ -10,7 +10,7 @@ import numpy as np
 
 from ..sim.scene import Scene
 from ..sim.solver import Output
-from ..sim.validate import SimulationDiverged
+from ..sim.validate import SimulationDiverged, check_state_arrays
 from . import kernels as K
 from .compile import compile_scene
 from .constraints import FREE_COMPLIANCE
@@ -314,24 +314,10 @@ class PBDSolver:
         """A state from :meth:`save_state`'s arrays; ValueError naming a missing, misshapen or
         non-finite entry."""
         m = self.model
-        shapes = {"x": (m.n_points, 3), "v": (m.n_points, 3), "mid_v": (m.n_edges, 3),
-                  "time": (), "step": ()}
-        out = {}
-        for k, shape in shapes.items():
-            if k not in arrays:
-                raise ValueError(f"state lacks {k!r}")
-            a = np.asarray(arrays[k])
-            if a.shape != shape:
-                raise ValueError(f"state entry {k!r} has shape {a.shape}, expected {shape}")
-            out[k] = a
-        for k in ("x", "v", "time"):
-            if not np.all(np.isfinite(out[k])):
-                raise ValueError(f"state entry {k!r} is not finite")
-        if not np.all(np.isfinite(out["mid_v"]) | np.isnan(out["mid_v"])):
-            raise ValueError("state entry 'mid_v' holds infinite values")
+        out = check_state_arrays(arrays, {"x": (m.n_points, 3), "v": (m.n_points, 3),
+                                          "mid_v": (m.n_edges, 3), "time": (), "step": ()},
+                                 nan_ok=("mid_v",))
         step = int(out["step"])
-        if step < 0 or float(out["time"]) < 0:
-            raise ValueError(f"state has a negative step ({step}) or time ({float(out['time'])})")
         return PBDState(x=out["x"].astype(np.float64), v=out["v"].astype(np.float64),
                         mid_v=out["mid_v"].astype(np.float64), time=float(out["time"]),
                         step=step)

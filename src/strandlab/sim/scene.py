@@ -324,6 +324,15 @@ class Scene:
         }
 
 
-def options_of(spec: StrandSpec, solver: str) -> Mapping:
-    """The options of ``solver`` on strand ``spec`` (an empty mapping if none)."""
-    return spec.options.get(solver, MappingProxyType({}))
+def options_of(spec: StrandSpec, solver: str, allowed: tuple | None = None) -> Mapping:
+    """The options of ``solver`` on strand ``spec`` (an empty mapping if none).
+
+    With ``allowed``, a key not in it raises ValueError naming the strand, the option and the
+    allowed ones."""
+    opts = spec.options.get(solver, MappingProxyType({}))
+    if allowed is not None:
+        unknown = [k for k in opts if k not in allowed]
+        if unknown:
+            raise ValueError(f"{spec.name}: unknown {solver} option {unknown[0]!r}; allowed: "
+                             f"{', '.join(allowed)}")
+    return opts

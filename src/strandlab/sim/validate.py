@@ -5,12 +5,13 @@ import math
 
 import numpy as np
 
-__all__ = ["as_points", "as_vector", "check_positive", "check_alpha", "check_rotation",
-           "check_memory", "available_memory", "show", "SimulationDiverged"]
+__all__ = ["check_state_arrays", "as_points", "as_vector", "check_positive", "check_alpha",
+           "check_rotation", "check_memory", "available_memory", "show", "SimulationDiverged"]
 
 
 class SimulationDiverged(RuntimeError):
-    """A step produced non-finite positions or velocities, or exceeded a bound (``what``)."""
+    """A step produced non-finite positions or velocities, or exceeded a bound (``what``);
+    ``point`` is -1 when the failure concerns a whole strand (e.g. its linear solve)."""
 
     def __init__(self, step: int, time: float, strand: int, point: int, what: str | None = None):
         self.step = step
@@ -21,6 +22,8 @@ class SimulationDiverged(RuntimeError):
         where = f"strand {strand}" if strand >= 0 else "a non-strand point"
         if what is None:
             msg = f"non-finite position or velocity at point {point} of {where}"
+        elif point < 0:
+            msg = f"{what} ({where})"
         else:
             msg = f"{what} (point {point} of {where})"
         super().__init__(f"simulation diverged at step {step} (t = {time:.6g} s): {msg}")
@@ -118,3 +121,29 @@ def check_memory(nbytes: float, what: str) -> None:
     if avail is not None and nbytes > avail:
         raise MemoryError(f"{what} needs about {nbytes / 2**30:.1f} GiB of memory; "
                           f"{avail / 2**30:.1f} GiB are available")
+
+
+def check_state_arrays(arrays, shapes: dict, *, nan_ok: tuple = ()) -> dict:
+    """The entries ``shapes`` names ({key: shape}) of a saved solver state, checked.
+
+    ValueError naming a missing entry, a wrong shape, a non-finite value (NaN is allowed in the
+    entries of ``nan_ok``, infinity nowhere) or a negative ``step`` or ``time`` (when present).
+    """
+    out = {}
+    for k, shape in shapes.items():
+        if k not in arrays:
+            raise ValueError(f"state lacks {k!r}")
+        a = np.asarray(arrays[k])
+        if a.shape != shape:
+            raise ValueError(f"state entry {k!r} has shape {a.shape}, expected {shape}")
+        if k in nan_ok:
+            if not np.all(np.isfinite(a) | np.isnan(a)):
+                raise ValueError(f"state entry {k!r} holds infinite values")
+        elif not np.all(np.isfinite(a)):
+            raise ValueError(f"state entry {k!r} is not finite")
+        out[k] = a
+    if "step" in out and "time" in out:
+        step, time = int(out["step"]), float(out["time"])
+        if step < 0 or time < 0:
+            raise ValueError(f"state has a negative step ({step}) or time ({time})")
+    return out
