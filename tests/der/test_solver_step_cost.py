@@ -8,7 +8,6 @@ import pytest
 
 import strandlab as sl
 from strandlab.der import DERSettings, DERSolver
-from strandlab.der import frames as F
 from strandlab.der import kernels as K
 from strandlab.der.contact import collide_vertices, collide_vertices_serial
 from strandlab.der.solver import check_state
@@ -42,16 +41,15 @@ def test_serial_twins_compute_the_parallel_kernels_bits():
     q = st.q + 1e-4 * np.random.default_rng(1).normal(size=st.q.shape)
     sy.load_frames(st.q, st.a1, st.ref_twist)
     outs = []
-    for tf, rt in ((F.transport_frames, F.reference_twists),
-                   (F.transport_frames_serial, F.reference_twists_serial)):
-        t, a1, a2, tw = np.zeros((m.n_edges, 3)), np.zeros((m.n_edges, 3)), \
-            np.zeros((m.n_edges, 3)), np.zeros(m.n_bend)
-        tf(q, sy._dof0, sy._dof1, sy._t_prev, sy._a1_prev, t, a1, a2)
-        rt(a1, t, m.bend_edges, sy._tw_prev, tw)
-        outs.append((t, a1, a2, tw))
+    for tf, rt in ((K.transport_frames, K.reference_twists),
+                   (K.transport_frames_serial, K.reference_twists_serial)):
+        a1, a2, tw = st.a1.copy(), np.zeros((m.n_edges, 3)), np.zeros(m.n_bend)
+        tf(st.q, q, sy._edge_dofs, a1, a2)
+        rt(q, m.bend_dofs, m.bend_edges, a1, st.ref_twist, tw)
+        outs.append((a1, a2, tw))
     for x, y in zip(*outs):
         np.testing.assert_array_equal(x, y)
-    t, a1, a2, tw = outs[0]
+    a1, a2, tw = outs[0]
     nb, ne = m.n_bend, m.n_edges
     res = []
     for bt, sk in ((K.bend_twist_terms, K.stretch_terms),
