@@ -81,46 +81,48 @@ def der_rows(dts=DER_DTS, n_elements: int = 100, *, t_end: float = 30.0, repeats
                     timing_repeats=repeats) for dt in dts]
 
 
-def _time_pyelastica(dt: float, damping: float, t_sim: float = 1.0) -> float:
-    """Wall time [s] of ``t_sim`` simulated seconds of PyElastica at ``dt`` (fresh rod, after
-    20 warm-up steps)."""
+def _timed(advance, n: int, dt: float) -> tuple[float, float]:
+    """(wall, process) time [s] per simulated second of ``advance(n)``."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    advance(n)
+    return (time.perf_counter() - t0) / (n * dt), (time.process_time() - c0) / (n * dt)
+
+
+def _time_pyelastica(dt: float, damping: float, t_sim: float = 1.0) -> tuple[float, float]:
+    """(wall, process) time [s] per simulated second of PyElastica at ``dt`` (a fresh rod,
+    after 20 warm-up steps)."""
     from pyelastica_cantilever import _advance, _build
 
     sim, _, stepper = _build(100, dt, damping, CASE)
     t = _advance(stepper, sim, 0.0, dt, 20)
-    n = round(t_sim / dt)
-    t0 = time.perf_counter()
-    _advance(stepper, sim, t, dt, n)
-    return (time.perf_counter() - t0) / (n * dt)
+    return _timed(lambda n: _advance(stepper, sim, t, dt, n), round(t_sim / dt), dt)
 
 
-def _time_der(dt: float, damping: float, t_sim: float = 1.0) -> float:
+def _time_der(dt: float, damping: float, t_sim: float = 1.0) -> tuple[float, float]:
     s = build_der(100, damping, CASE)
     st = s.state()
-    for _ in range(20):
-        s.step(st, st, dt)
-    n = round(t_sim / dt)
-    t0 = time.perf_counter()
-    for _ in range(n):
-        s.step(st, st, dt)
-    return (time.perf_counter() - t0) / (n * dt)
+
+    def advance(n):
+        for _ in range(n):
+            s.step(st, st, dt)
+
+    advance(20)
+    return _timed(advance, round(t_sim / dt), dt)
 
 
 def paired_speedups(py_dt: float, der_dts, *, rounds: int = 5, damping: float = 8.0) -> dict:
-    """Wall time per simulated second of PyElastica at ``py_dt`` divided by DER's at each of
+    """PyElastica's time per simulated second at ``py_dt`` divided by DER's at each of
     ``der_dts``, timed in alternation (one simulated second each, ``rounds`` rounds), so that a
-    change of the machine's load falls on both alike; the median ratio and the median times."""
-    ratios = {dt: [] for dt in der_dts}
-    t_py, t_der = [], {dt: [] for dt in der_dts}
+    change of the machine's load falls on both alike.  Per DER step: the median ratios of wall
+    and of process (CPU) time, and the median wall times of PyElastica and DER [s]."""
+    out = {dt: [[], [], [], []] for dt in der_dts}
     for _ in range(rounds):
         a = _time_pyelastica(py_dt, damping)
-        t_py.append(a)
         for dt in der_dts:
             b = _time_der(dt, damping)
-            t_der[dt].append(b)
-            ratios[dt].append(a / b)
-    return {dt: (statistics.median(ratios[dt]), statistics.median(t_py),
-                 statistics.median(t_der[dt])) for dt in der_dts}
+            for lst, v in zip(out[dt], (a[0] / b[0], a[1] / b[1], a[0], b[0])):
+                lst.append(v)
+    return {dt: tuple(statistics.median(v) for v in lists) for dt, lists in out.items()}
 
 
 def largest_good_dt(rows: list[dict], *, tol: float = 1e-4) -> float | None:
@@ -229,10 +231,11 @@ def main(argv=None) -> None:
         if rows:
             paired = paired_speedups(2e-4, (1e-2, 2e-2, 5e-2), rounds=args.repeats + 2,
                                      damping=args.damping)
-            print("\nalternating timings (wall per simulated second, medians): PyElastica "
-                  "dt = 2e-4 against DER")
-            for dt, (ratio, a, b) in paired.items():
-                print("  DER dt = %.0e: %.4f s against %.4f s: %.1fx" % (dt, b, a, ratio))
+            print("\nalternating timings (per simulated second, medians): PyElastica dt = 2e-4 "
+                  "against DER")
+            for dt, (ratio, cpu_ratio, a, b) in paired.items():
+                print("  DER dt = %.0e: wall %.4f s against %.4f s: %.1fx (CPU time: %.1fx)"
+                      % (dt, b, a, ratio, cpu_ratio))
         if args.resolution and rows:
             res = [r for n, dt in ((50, 2e-4), (200, 1e-4), (400, 5e-5))
                    for r in pyelastica_rows((dt,), n, repeats=1, damping=args.damping)]
