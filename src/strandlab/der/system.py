@@ -64,12 +64,14 @@ class DERSystem:
 
     def load_frames(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:
         """Start a step from coordinates ``q`` whose reference directors are ``a1`` [E, 3] and
-        reference twists ``ref_twist`` [B]."""
+        reference twists ``ref_twist`` [B].  The frames the terms read (``a1``, ``a2``,
+        ``ref_twist``) are set by :meth:`prepare`, which the integrator calls at every iterate
+        before evaluating the terms (it starts from these directors, so nothing is computed
+        here)."""
         self._q_prev[...] = q
         self._a1_prev[...] = a1
         self._tw_prev[...] = ref_twist
         self.a1[...] = a1
-        transport_frames_serial(q, q, self._edge_dofs, self.a1, self.a2)   # a2 = t x a1
         self.ref_twist[...] = ref_twist
 
     def begin_step(self, q: np.ndarray) -> None:
