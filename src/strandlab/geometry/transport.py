@@ -5,6 +5,8 @@ called inside a time step.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.spatial.transform import Rotation
 
@@ -77,6 +79,34 @@ def _signed_angle(u, v, axis):
     return np.arctan2(np.einsum("ij,ij->i", np.cross(u, v), axis), np.einsum("ij,ij->i", u, v))
 
 
+def _transport_along(t: np.ndarray, d: np.ndarray) -> None:
+    """``d[e]`` for ``e >= 1``: ``d[e - 1]`` carried onto tangent ``t[e]`` by the minimal
+    rotation ``P(a) = a - (a . t1) / (1 + t0 . t1) (t0 + t1)`` (exact for ``a`` perpendicular to
+    ``t0``), then made unit and perpendicular to ``t[e]``; a tangent that turns back by (nearly)
+    pi goes through :func:`parallel_transport`.  Plain floats: about 30 times faster per edge
+    than a SciPy rotation, which matters for hair (hundreds of thousands of edges)."""
+    tl = t.tolist()
+    ax, ay, az = (float(v) for v in d[0])
+    out = [None] * len(tl)
+    for e in range(1, len(tl)):
+        t0x, t0y, t0z = tl[e - 1]
+        t1x, t1y, t1z = tl[e]
+        c = 1.0 + t0x * t1x + t0y * t1y + t0z * t1z
+        if c > 1e-6:
+            f = (ax * t1x + ay * t1y + az * t1z) / c
+            ax, ay, az = ax - f * (t0x + t1x), ay - f * (t0y + t1y), az - f * (t0z + t1z)
+        else:
+            ax, ay, az = (float(v) for v in parallel_transport(np.array([ax, ay, az]),
+                                                                t[e - 1], t[e]))
+        p = ax * t1x + ay * t1y + az * t1z
+        ax, ay, az = ax - p * t1x, ay - p * t1y, az - p * t1z
+        nrm = math.sqrt(ax * ax + ay * ay + az * az)
+        ax, ay, az = ax / nrm, ay / nrm, az / nrm
+        out[e] = (ax, ay, az)
+    if len(tl) > 1:
+        d[1:] = out[1:]
+
+
 def twist_free_directions(points: np.ndarray, *, closed: bool = False, first=None,
                           relax: bool = True) -> np.ndarray:
     """Unit directions ``d1`` per edge, perpendicular to the edge, with no twist between edges.
@@ -94,10 +124,7 @@ def twist_free_directions(points: np.ndarray, *, closed: bool = False, first=Non
     n = len(t)
     d = np.empty_like(t)
     d[0] = perpendicular_unit(t[0], first)
-    for e in range(1, n):
-        v = parallel_transport(d[e - 1], t[e - 1], t[e])
-        v -= np.dot(v, t[e]) * t[e]
-        d[e] = v / np.linalg.norm(v)
+    _transport_along(t, d)
     if not closed or n < 3 or not relax:
         return d
     # Relaxation.  Rotating frame e by theta_e about its tangent changes the twist angle of
