@@ -44,9 +44,10 @@ Two modes (:class:`NewtonSettings`):
 
 The line search (on by default in tolerance mode, off in fixed-count mode) backtracks
 ``alpha <- backtrack * alpha`` from 1 until the Armijo condition ``merit(q - alpha dx) <=
-merit(q) - armijo * alpha * g.dx + 64 eps |merit(q)|`` holds (the last term absorbs round-off
-near convergence); after ``max_backtracks`` halvings the iterate is kept, Newton stops and the
-step reports ``line_search_failed``.
+merit(q) - armijo * alpha * g.dx + 64 eps (|merit(q)| + sum_j |f_j q_j|)`` holds (the last term
+absorbs round-off near convergence; the load terms ``f_j q_j`` can be far larger than the merit
+they sum to, e.g. a couple of large opposite forces); after ``max_backtracks`` halvings the
+iterate is kept, Newton stops and the step reports ``line_search_failed``.
 
 Fixed (Dirichlet) DOFs.  ``fixed`` bool [n_dofs]; their values at the end of the step are taken
 from ``q_fixed`` [n_dofs] (only the fixed entries are read) or, when it is None, kept at
@@ -203,9 +204,11 @@ class StepInfo:
 @njit(cache=True)
 def _combine_block(b, bs, q, qhat, qn, mass, a, cn, f, fixed, g, part):
     """g += M (a (q - qhat) + cn (q - qn)) - f on free DOFs, 0 on fixed; partial sums of
-    |g|^2 and of the inertial and load parts of Phi."""
+    |g|^2, of the inertial and load parts of Phi and of the load terms' magnitudes |f_j q_j|
+    (the scale of Phi's round-off where those terms cancel)."""
     norm2 = 0.0
     phi = 0.0
+    load = 0.0
     for j in range(bs[b], bs[b + 1]):
         if fixed[j]:
             g[j] = 0.0
@@ -214,10 +217,12 @@ def _combine_block(b, bs, q, qhat, qn, mass, a, cn, f, fixed, g, part):
         dn = q[j] - qn[j]
         gj = g[j] + mass[j] * (a * dh + cn * dn) - f[j]
         phi += 0.5 * mass[j] * (a * dh * dh + cn * dn * dn) - f[j] * q[j]
+        load += abs(f[j] * q[j])
         g[j] = gj
         norm2 += gj * gj
     part[b, 0] = norm2
     part[b, 1] = phi
+    part[b, 2] = load
 
 
 @njit(cache=True)
@@ -350,7 +355,8 @@ class ImplicitEuler:
         self._g, self._dx, self._kv, self._dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
         self._diag, self._zeros = np.zeros(n), np.zeros(n)
         self._no_fixed = np.zeros(n, dtype=np.bool_)
-        self._part = np.zeros((self.assembly.n_blocks, 2))
+        self._part = np.zeros((self.assembly.n_blocks, 3))
+        self._load_scale = 0.0
 
     # ------------------------------------------------------------------ helpers
     def _blocks(self, op, q, qhat, qn, a, cn, f, fixed, g) -> None:
@@ -398,6 +404,7 @@ class ImplicitEuler:
             _axpy_to(g, g, beta_h, self._kv)
         self._blocks(0, q, self._qhat, self._qn, a, cn, f, fixed, g)
         norm = math.sqrt(_sum_column(self._part, 0))
+        self._load_scale = _sum_column(self._part, 2)
         merit = self.assembly.energy_sum() + _sum_column(self._part, 1) + damp
         return merit, norm
 
@@ -466,7 +473,7 @@ class ImplicitEuler:
                 np.copyto(self._qk, q)
                 alpha = 1.0
                 trial_hessian = beta_h == 0.0 and not last
-                slack = 64.0 * _EPS * abs(merit0)
+                slack = 64.0 * _EPS * (abs(merit0) + self._load_scale)
                 tries = 0
                 while True:
                     _axpy_to(q, self._qk, -alpha, self._dx)
