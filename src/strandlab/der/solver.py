@@ -249,12 +249,15 @@ class DERSolver:
         (at ``state.time``) and held coordinates: Newton's method with a line search on the
         total potential (no inertia), stopping when the free-coordinate force norm falls below
         ``tolerance`` times its initial value, or below ``atol`` [N] (default ``1e-13`` times
-        the largest stretching stiffness: the round-off floor of the stretching forces).
+        the largest stretching stiffness times the square root of the number of free coordinates:
+        the round-off floor of the stretching forces).
         Velocities are zeroed.  Returns the integrator's statistics (``converged``,
         ``residual``, ``iterations``)."""
         m = self.model
         if atol is None:
-            atol = 1e-13 * float(np.max(m.stretch_stiffness))
+            # round-off of the stretching forces, summed in a norm over the free coordinates
+            free = int(m.n_dofs - np.count_nonzero(m.fixed))
+            atol = 1e-13 * float(np.max(m.stretch_stiffness)) * math.sqrt(max(free, 1))
         self.system.load_frames(state.q, state.a1, state.ref_twist)
         f = self._external_force(state.time)
         info = self.integrator.equilibrium(state.q, fixed=m.fixed, f_ext=f, tolerance=tolerance,
