@@ -249,6 +249,7 @@ class _Problem:
         self.nactive, self.code = ii.copy(), ii.copy()
         self.init_scale = np.zeros(S, dtype=np.bool_)
         self.damping = np.zeros(S)
+        self.polish = np.zeros(S, dtype=np.bool_)
         # scratch per chunk
         nchunk = max(1, min(get_num_threads(), len(strands)))
         rows = int(np.max(np.diff(m.strand_dof_start)[strands])) if len(strands) else 1
@@ -275,7 +276,8 @@ class _Problem:
         _k.merit(act, m.strand_dof_start, self.pstart, self.fixed, self.weight,
                  self.kin_weight, self.f, self.y, self.p, self.p0, self.lo, self.hi,
                  self.dscale, self.st.regularization, self.diag, self.st.penalty,
-                 self.st.mode == "penalty", self.obj, self.kin, self.reg, self.pen, self.merit)
+                 self.st.mode == "penalty", self.polish, self.obj, self.kin, self.reg, self.pen,
+                 self.merit)
 
     def plain_objective(self, act):
         """``1/2 f^T W f`` (without the shift) of the listed strands."""
@@ -304,7 +306,8 @@ class _Problem:
                         m.stretch_dofs, m.bend_dofs, b.stretch, b.weight, b.curvature,
                         b.twist, b.voronoi, self.p, self.p0, self.lo, self.hi, self.dscale,
                         self.init_scale, self.diag,
-                        st.regularization, st.penalty, self.damping, st.mode == "exact",
+                        st.regularization, st.penalty, self.damping, self.polish,
+                        st.mode == "exact",
                         st.active_set_iterations, self.Jc, self.band, self.u, self.low, self.rinv,
                         self.cen, self.fixdp, self.g, self.dp, self.gdp, self.nactive,
                         self.code)
@@ -327,7 +330,7 @@ class _Problem:
             _k.merit(searching, m.strand_dof_start, self.pstart, self.fixed, self.weight,
                      self.kin_weight, self.f_trial, self.y, self.p_trial, self.p0, self.lo,
                      self.hi, self.dscale, st.regularization, self.diag, st.penalty,
-                     st.mode == "penalty",
+                     st.mode == "penalty", self.polish,
                      self.t_obj, self.t_kin, self.t_reg, self.t_pen, self.t_merit)
             m0 = self.merit[searching]
             mt = self.t_merit[searching]
@@ -392,6 +395,24 @@ def _as_model(scene_or_model) -> DERModel:
                     f"{type(scene_or_model).__name__}")
 
 
+def _round_off_floor(pb: _Problem) -> np.ndarray:
+    """Per strand, the objective of forces of ``1e-13`` times its largest stretching
+    stiffness on every free vertex coordinate: below it the stretching forces are round-off
+    (the floor ``DERSolver.equilibrium`` uses too), so the optimizer cannot tell it from 0."""
+    m = pb.m
+    S = m.n_strands
+    ne = np.diff(m.strand_edge_start)
+    ks = np.zeros(S)
+    has = ne > 0
+    ks[has] = np.maximum.reduceat(m.stretch_stiffness, m.strand_edge_start[:-1][has])
+    w = np.zeros(m.n_dofs)
+    pos = (m.vertex_dof[:, None] + np.arange(3)).ravel()
+    w[pos] = pb.weight[pos]
+    cs = np.concatenate([[0.0], np.cumsum(w)])
+    sw = cs[m.strand_dof_start[1:]] - cs[m.strand_dof_start[:-1]]
+    return 0.5 * (1e-13 * ks) ** 2 * sw
+
+
 class _Driver:
     """Per-strand state of the iteration: status, phase, counters, the stiffness search."""
 
@@ -415,8 +436,9 @@ class _Driver:
         self.kin0 = np.zeros(S)
         self.kin0[sel] = pb.kin[sel]
         rtol = st.exact_rtol if self.exact else st.rtol
-        self.tol = np.maximum(st.atol, rtol * self.obj0)
-        self.loose = np.maximum(st.atol, st.rtol * self.obj0)
+        floor = _round_off_floor(pb)
+        self.tol = np.maximum(np.maximum(st.atol, rtol * self.obj0), floor)
+        self.loose = np.maximum(np.maximum(st.atol, st.rtol * self.obj0), floor)
         self.status[sel[self.obj0[sel] <= self.tol[sel]]] = _CONV
         self._restart = []
 
@@ -430,6 +452,7 @@ class _Driver:
         self.best[s] = np.inf
         self.retries[s] = 0
         self.pb.damping[s] = 0.0
+        self.pb.polish[s] = False
         self._restart.append(s)
 
     def flush(self):
@@ -512,6 +535,26 @@ class _Driver:
                 self.status[s] = _MAXIT
         self.flush()
 
+    def start_polish(self, acc):
+        """Exact mode: a strand whose objective fell under ``polish_rtol`` of its initial value
+        goes on with minimum-norm increments (the regularizer centred on the current
+        parameters, no shift): near the solution the steps of the regularized problem are only
+        as accurate as the whole change from ``p0`` allows, the increments as the residual."""
+        pb = self.pb
+        cand = acc[(self.phase[acc] == 0) & ~pb.polish[acc]]
+        if not len(cand):
+            return
+        go = cand[pb.plain_objective(cand) <= self.st.polish_rtol * self.obj0[cand]]
+        if not len(go):
+            return
+        pb.polish[go] = True
+        ds = pb.m.strand_dof_start
+        for s in go:
+            pb.y[ds[s]:ds[s + 1]] = 0.0
+        pb.update_merit(go)
+        self.stall[go] = 0
+        self.best[go] = np.inf
+
     def damp(self, acc, failed):
         """Levenberg-Marquardt damping: a strand whose line search failed tries again with
         ``mu`` raised (``damping_start``, then times ``damping_growth``) up to
@@ -552,6 +595,7 @@ class _Driver:
                 if len(shift):
                     _k.add_shift(shift, m.strand_dof_start, pb.fixed, pb.f, pb.y)
                     pb.update_merit(shift)
+                self.start_polish(acc)
             self.classify(act, ls_failed, merit_before, retry)
 
 
