@@ -194,6 +194,8 @@ def test_stiffness_search_finds_the_factor_the_box_can_hold():
     res = optimize_rest_shape(sc, SagFreeSettings(mode="exact", stiffen=True))
     rep = res.reports[0]
     assert rep.status == "stiffened"
+    print(f"\nstiffened by {rep.stiffness_scale:.3f} after {rep.iterations} iterations, relative "
+          f"residual {rep.relative_residual:.1e}")
     assert 2.0 < rep.stiffness_scale <= 4.0
     assert rep.relative_residual < 1e-6
     o = res.strand_options(0)

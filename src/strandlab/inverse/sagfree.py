@@ -66,6 +66,10 @@ class StrandReport:
         ``residual_force``).
     active_bounds : parameters outside (penalty mode) or on (exact mode) their bounds.
     stiffness_scale : factor applied to the strand's stiffnesses (1 unless stiffened).
+    negative_modes : negative eigenvalues of the strand's stiffness at the input shape with the
+        optimized rest shape (:meth:`~strandlab.der.statics.StaticForces.negative_modes`): 0
+        for a stable equilibrium, more for a saddle that a simulation leaves; -1 when not
+        checked (``check_stability=False``).
     """
 
     strand: int
@@ -81,6 +85,12 @@ class StrandReport:
     weight: float
     active_bounds: int
     stiffness_scale: float
+    negative_modes: int = -1
+
+    @property
+    def stable(self) -> bool | None:
+        """Whether the stiffness is positive definite at the optimum (None: not checked)."""
+        return None if self.negative_modes < 0 else self.negative_modes == 0
 
     @property
     def relative_residual(self) -> float:
@@ -139,7 +149,8 @@ class SagFreeResult:
 
     def summary(self) -> dict:
         """Counts per status, mean and largest iterations, the largest residual force [N] and
-        the largest ``relative_residual``, and the time [s]."""
+        the largest ``relative_residual``, the number of strands whose optimum is unstable
+        (a negative stiffness mode), and the time [s]."""
         it = self.iterations
         return {"strands": len(self.reports),
                 "status": dict(Counter(r.status for r in self.reports)),
@@ -149,6 +160,7 @@ class SagFreeResult:
                                           default=0.0),
                 "max_relative_residual": max((r.relative_residual for r in self.reports),
                                              default=0.0),
+                "unstable": sum(1 for r in self.reports if r.negative_modes > 0),
                 "seconds": self.seconds}
 
 
@@ -628,14 +640,16 @@ def optimize_rest_shape(scene, settings: SagFreeSettings | None = None, *,
     drv = _Driver(pb, sel)
     drv.run()
     pb.update_merit(sel)
+    neg = pb.sf.negative_modes(pb.rest, strands=sel, scale=pb.scale) if st.check_stability \
+        else np.full(S, -1)
     seconds = time.perf_counter() - t0
-    reports = _reports(pb, sel, drv.status, drv.iters, drv.obj0, drv.kin0)
+    reports = _reports(pb, sel, drv.status, drv.iters, drv.obj0, drv.kin0, neg)
     return SagFreeResult(model=model, settings=st, rest=pb.rest.copy(),
                          stiffness_scale=pb.scale.copy(), reports=tuple(reports),
                          strands=sel, seconds=seconds)
 
 
-def _reports(pb: _Problem, sel, status, iters, first, kin0):
+def _reports(pb: _Problem, sel, status, iters, first, kin0, neg):
     m = pb.m
     obj = pb.plain_objective(sel)
     nb = pb.n_at_bounds(sel)
@@ -659,7 +673,7 @@ def _reports(pb: _Problem, sel, status, iters, first, kin0):
             residual_force=float(np.max(np.linalg.norm(fx, axis=1))) if len(fx) else 0.0,
             residual_torque=float(np.max(np.abs(ft))) if len(ft) else 0.0,
             weight=float(np.sum(np.linalg.norm(wx, axis=1))), active_bounds=int(nb[i]),
-            stiffness_scale=float(pb.scale[s])))
+            stiffness_scale=float(pb.scale[s]), negative_modes=int(neg[s])))
     return out
 
 

@@ -104,6 +104,12 @@ class SagFreeSettings:
     stiffen_refinements : geometric bisections between the last failing and the first
         succeeding factor (default 3).
 
+    Stability
+    ---------
+    check_stability : count the negative modes of each strand's stiffness at the optimum
+        (``StrandReport.negative_modes``; default True): an equilibrium is not necessarily a
+        stable one.
+
     Loads
     -----
     time : the time [s] at which point loads given as functions of time are taken (default 0).
@@ -137,6 +143,7 @@ class SagFreeSettings:
     stiffen_factor: float = 2.0
     max_stiffness_scale: float = 64.0
     stiffen_refinements: int = 3
+    check_stability: bool = True
     time: float = 0.0
 
     def __post_init__(self):
@@ -149,7 +156,7 @@ class SagFreeSettings:
         if self.regularization_scaling not in SCALINGS:
             raise ValueError("sag-free setting 'regularization_scaling' must be one of "
                              f"{list(SCALINGS)}, got {self.regularization_scaling!r}")
-        for name in ("rest_twist", "project", "stiffen"):
+        for name in ("rest_twist", "project", "stiffen", "check_stability"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"sag-free setting {name!r} must be true or false, got "
                                  f"{getattr(self, name)!r}")
