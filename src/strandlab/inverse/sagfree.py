@@ -317,12 +317,11 @@ class _Problem:
                         self.pstart, self.P, self.fixed, self.weight, self.f, self.y,
                         m.stretch_dofs, m.bend_dofs, b.stretch, b.weight, b.curvature,
                         b.twist, b.voronoi, self.p, self.p0, self.lo, self.hi, self.dscale,
-                        self.init_scale, self.diag,
-                        st.regularization, st.penalty, self.damping, self.polish,
-                        st.mode == "exact",
-                        st.active_set_iterations, self.Jc, self.band, self.u, self.low, self.rinv,
-                        self.cen, self.fixdp, self.g, self.dp, self.gdp, self.nactive,
-                        self.code)
+                        self.init_scale, self.diag, st.regularization, st.penalty,
+                        self.damping, self.polish, st.mode == "exact",
+                        st.active_set_iterations, self.Jc, self.band, self.u, self.low,
+                        self.rinv, self.cen, self.fixdp, self.g, self.dp, self.gdp,
+                        self.nactive, self.code)
         self.init_scale[act] = False
 
     def line_search(self, act):
