@@ -16,8 +16,13 @@ strand's weight, and the residual of the kinetic objective.
 """
 from __future__ import annotations
 
-import argparse
 import os
+
+# The scene set-up computes one small SVD per strand (material frames); OpenBLAS's thread pool
+# makes each of them ~500 times slower on a loaded two-core machine.  Set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
 import time
 
 import numpy as np
@@ -94,7 +99,7 @@ def run(model, settings, label):
     it = res.iterations
     rel_f = max(r.residual_force / r.weight for r in res.reports)
     print(f"{label:8s} {wall:7.2f} s   iterations mean {it.mean():5.2f} max {it.max():3d}   "
-          f"status {sm['status']}")
+          f"status {sm['status']}   unstable optima {sm['unstable']}")
     print(f"{'':8s} largest residual force / strand weight {rel_f:.2e}   largest "
           f"sqrt(O_K / O_K0) {sm['max_relative_residual']:.2e}   "
           f"median {np.median([r.relative_residual for r in res.reports]):.2e}")

@@ -214,3 +214,41 @@ def test_bad_input_is_named():
     rest.rest_length[2] = -1.0
     with pytest.raises(ValueError, match="rest_length of entry 2 must be positive"):
         rest.check(m)
+
+
+def _dense_min_eigs(model, rest, q=None):
+    """Eigenvalues of the exact Hessian over the free DOFs (dense, from the DER terms)."""
+    import dataclasses
+
+    m2 = dataclasses.replace(model, rest_length=rest.rest_length,
+                             rest_curvature=rest.rest_curvature, rest_twist=rest.rest_twist,
+                             voronoi_length=rest.voronoi_length(model))
+    sys = DERSystem(m2, project=False)
+    sys.prepare(model.q0)
+    H = np.zeros((model.n_dofs, model.n_dofs))
+    for term in sys.terms:
+        n, k = term.dofs.shape
+        h = np.zeros((n, k, k))
+        term.evaluate(model.q0, np.zeros(n), np.zeros((n, k)), h)
+        for s in range(n):
+            H[np.ix_(term.dofs[s], term.dofs[s])] += h[s]
+    free = ~model.fixed
+    return np.linalg.eigvalsh(H[np.ix_(free, free)])
+
+
+def test_negative_modes_count_the_negative_eigenvalues_of_the_stiffness():
+    # a helix whose rest curvature is reversed and rest lengths shortened: a prestressed
+    # configuration with several negative modes; its own rest shape has none
+    m = compile_scene(_scene(_helix(12, turns=1.2), gravity=(0, 0, 0)))
+    sf = StaticForces(m)
+    own = RestShape.of_model(m)
+    assert np.min(_dense_min_eigs(m, own)) > 0 and sf.negative_modes(own)[0] == 0
+    bad = RestShape.of_model(m)
+    bad.rest_curvature *= -3.0
+    bad.rest_length *= 0.8
+    ev = _dense_min_eigs(m, bad)
+    n_neg = int(np.sum(ev < -1e-9 * np.abs(ev).max()))
+    assert n_neg >= 1
+    assert sf.negative_modes(bad)[0] == n_neg
+    # strands not listed report -1
+    assert sf.negative_modes(bad, strands=[])[0] == -1

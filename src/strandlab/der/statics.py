@@ -28,19 +28,24 @@ Each Jacobian block comes from one stencil (``der/static_stencils.py``):
 
 Only the strands listed in ``strands`` are computed (all by default), one strand per iteration
 of a parallel loop, so that an optimizer that has finished most strands pays only for the rest.
+
+Stability: :meth:`StaticForces.negative_modes` counts the negative eigenvalues of the exact
+Hessian of the elastic energy over each strand's free DOFs for a given rest shape: an
+equilibrium with none is a local minimum of the potential (stable), one with some a saddle.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 from numba.extending import register_jitable
 
 from . import kernels as _kernels  # noqa: F401  (registers the energy helpers for compilation)
 from . import static_stencils as _st
 from .model import DERModel
+from .system import DERSystem
 
 __all__ = ["RestShape", "RestJacobianBlocks", "RestJacobian", "StaticForces",
            "vertex_mass_coefficient"]
@@ -125,6 +130,68 @@ def _jacobian_blocks(strands, edge_start, bend_start, edge_v0, edge_v1, bend_edg
             lt = 0.5 * (lbar[bend_edges[b, 0]] + lbar[bend_edges[b, 1]])
             _bend_twist_rest_jacobian(b, kappa, dkappa, tau, dtau, kbar, taubar, lt, kbend,
                                       ktwist, sc, jk, jt, jl)
+
+
+@njit(cache=True)
+def _inertia_one(s, dof_start, edge_start, bend_start, fixed, stretch_dofs, hs, bend_dofs, hb,
+                 sc, band):
+    """Negative pivots of the banded LDL^T factorization of strand ``s``'s Hessian over its free
+    DOFs (fixed rows and columns replaced by the identity); ``band`` [rows, 11] scratch."""
+    d0 = dof_start[s]
+    n = dof_start[s + 1] - d0
+    W = band.shape[1] - 1
+    for i in range(n):
+        for a in range(W + 1):
+            band[i, a] = 0.0
+        if fixed[d0 + i]:
+            band[i, 0] = 1.0
+    for e in range(edge_start[s], edge_start[s + 1]):
+        for a in range(6):
+            ra = stretch_dofs[e, a]
+            if fixed[ra]:
+                continue
+            for b in range(6):
+                rb = stretch_dofs[e, b]
+                if rb <= ra and not fixed[rb]:
+                    band[rb - d0, ra - rb] += sc * hs[e, a, b]
+    for k in range(bend_start[s], bend_start[s + 1]):
+        for a in range(11):
+            ra = bend_dofs[k, a]
+            if fixed[ra]:
+                continue
+            for b in range(11):
+                rb = bend_dofs[k, b]
+                if rb <= ra and not fixed[rb]:
+                    band[rb - d0, ra - rb] += sc * hb[k, a, b]
+    neg = 0
+    for j in range(n):
+        dj = band[j, 0]
+        if not dj > 0.0:
+            neg += 1
+            if dj == 0.0:
+                continue
+        m = min(W, n - 1 - j)
+        for a in range(1, m + 1):
+            la = band[j, a]
+            if la == 0.0:
+                continue
+            f = la / dj
+            for b in range(a, m + 1):
+                band[j + a, b - a] -= f * band[j, b]
+    return neg
+
+
+@njit(cache=True, parallel=True)
+def _inertia(strands, dof_start, edge_start, bend_start, fixed, stretch_dofs, hs, bend_dofs, hb,
+             scale, band, out):
+    """:func:`_inertia_one` of every listed strand (chunk ``c`` of ``band.shape[0]`` takes
+    ``strands[c::C]``) into ``out[s]``."""
+    nchunk = band.shape[0]
+    for c in prange(nchunk):
+        for i in range(c, strands.shape[0], nchunk):
+            s = strands[i]
+            out[s] = _inertia_one(s, dof_start, edge_start, bend_start, fixed, stretch_dofs, hs,
+                                  bend_dofs, hb, scale[s], band[c])
 
 
 # --------------------------------------------------------------------------------------------
@@ -406,6 +473,47 @@ class StaticForces:
                          m.twist_stiffness, self._scale(scale), self.mass_coefficient,
                          self.gravity, out.stretch, out.weight, out.curvature, out.twist,
                          out.voronoi)
+        return out
+
+    # ------------------------------------------------------------------ stability
+    def negative_modes(self, rest: RestShape, *, strands=None, scale=None) -> np.ndarray:
+        """Number of negative eigenvalues of the Hessian of the elastic energy at ``q`` over
+        each listed strand's free DOFs, with rest shape ``rest`` and the strand's stiffnesses
+        times ``scale[s]``; -1 for the strands not listed, int [S].
+
+        The Hessian is the exact one of DER's energies with the reference frames transported
+        from ``q`` (the external forces do not depend on ``q``), so at an equilibrium 0 means a
+        local minimum of the potential (stable) and a positive count a saddle that a
+        simulation leaves.  Counted by the signs of the pivots of a banded ``L D L^T``
+        factorization without pivoting (Sylvester's law of inertia); a zero pivot counts as
+        negative.  Evaluates every stencil of the model (the per-stencil Hessians take
+        ``8 (36 E + 121 B)`` bytes).
+        """
+        m = self.model
+        sel = self._strands(strands)
+        rest.check(m)
+        m2 = replace(m, rest_length=rest.rest_length, rest_curvature=rest.rest_curvature,
+                     rest_twist=rest.rest_twist, voronoi_length=rest.voronoi_length(m))
+        sysm = DERSystem(m2, project=False)
+        sysm.load_frames(self.q, self.a1, self.ref_twist)
+        sysm.prepare(self.q)
+        st, bt = sysm.stretch, sysm.bend_twist
+        hs = np.zeros((m.n_edges, 6, 6))
+        st.evaluate(self.q, np.zeros(m.n_edges), np.zeros((m.n_edges, 6)), hs)
+        hb = np.zeros((m.n_bend, 11, 11))
+        if m.n_bend:
+            bt.evaluate(self.q, np.zeros(m.n_bend), np.zeros((m.n_bend, 11)), hb)
+        out = np.full(m.n_strands, -1, dtype=np.int64)
+        if not len(sel):
+            return out
+        rows = int(np.max(np.diff(m.strand_dof_start)[sel]))
+        width = 10
+        for b in (m.bend_dofs, m.stretch_dofs):
+            if len(b):
+                width = max(width, int(np.max(b.max(axis=1) - b.min(axis=1))))
+        band = np.zeros((max(1, min(get_num_threads(), len(sel))), rows, width + 1))
+        _inertia(sel, m.strand_dof_start, m.strand_edge_start, m.strand_bend_start, self.fixed,
+                 m.stretch_dofs, hs, m.bend_dofs, hb, self._scale(scale), band, out)
         return out
 
     def jacobian(self, rest: RestShape, strand: int, *, twist: bool = True,

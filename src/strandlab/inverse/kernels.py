@@ -184,8 +184,8 @@ def _jt_lam(Jc, j, P, nrow, u):
 @njit(cache=True)
 def _direction_one(s, dof_start, edge_start, bend_start, pstart, P, fixed, weight, f, y,
                    stretch_dofs, bend_dofs, js, jw, jk, jt, jl, p, p0, lo, hi, dscale,
-                   init_scale, scaling_diag, w_r, w_p, damping, exact, max_active, Jc, band, u,
-                   low, rinv, cen, fixdp, g_out, dp_out, gdp, nactive, code):
+                   init_scale, scaling_diag, w_r, w_p, damping, polish, exact, max_active, Jc,
+                   band, u, low, rinv, cen, fixdp, g_out, dp_out, gdp, nactive, code):
     d0 = dof_start[s]
     nrow = dof_start[s + 1] - d0
     nslot = bend_start[s + 1] - bend_start[s]
@@ -219,10 +219,15 @@ def _direction_one(s, dof_start, edge_start, bend_start, pstart, P, fixed, weigh
                 acc += Jc[j, i] * weight[d] * (f[d] + y[d])
         dk = dscale[k]
         rw = w_r * dk if scaling_diag else w_r
-        acc += rw * (p[k] - p0[k])
         mu = damping[s]
-        rk = rw + mu * dk
-        ck = (rw * p0[k] + mu * dk * p[k]) / rk
+        if polish[s]:
+            # minimum-norm increment: the regularizer centred on the current parameters
+            rk = rw + mu * dk
+            ck = p[k]
+        else:
+            acc += rw * (p[k] - p0[k])
+            rk = rw + mu * dk
+            ck = (rw * p0[k] + mu * dk * p[k]) / rk
         if not exact:
             bound = p[k]
             if p[k] > hi[k]:
@@ -357,16 +362,18 @@ def _box_qp(q0, d0, nrow, n, P, fixed, weight, f, y, Jc, p, lo, hi, dscale, w_r,
 @njit(cache=True, parallel=True)
 def gn_direction(strands, dof_start, edge_start, bend_start, pstart, P, fixed, weight, f, y,
                  stretch_dofs, bend_dofs, js, jw, jk, jt, jl, p, p0, lo, hi, dscale,
-                 init_scale, scaling_diag, w_r, w_p, damping, exact, max_active, Jc, band, u,
-                 low, rinv, cen, fixdp, g_out, dp_out, gdp, nactive, code):
+                 init_scale, scaling_diag, w_r, w_p, damping, polish, exact, max_active, Jc,
+                 band, u, low, rinv, cen, fixdp, g_out, dp_out, gdp, nactive, code):
     """Gauss-Newton direction ``dp`` (into ``dp_out``) and merit gradient ``g`` (``g_out``)
     of every listed strand, the directional derivative ``g . dp`` (``gdp``), the number of
     active bounds (``nactive``: violated bounds in penalty mode, held ones in exact mode) and
     the factorization code.  ``init_scale[s]``: set the strand's ``dscale`` from the diagonal
-    of ``J^T W J``; ``scaling_diag``: the regularizer weighs parameter ``k`` by it, else by 1).
-    ``damping[s]``: the strand's Levenberg-Marquardt term ``mu/2 sum d_k dp_k^2`` added to the
-    model.  In exact mode the step solves the box-constrained model by at most ``max_active``
-    passes of a primal active-set method (:func:`_box_qp`, one banded solve each).
+    of ``J^T W J`` (``scaling_diag``: the regularizer weighs parameter ``k`` by it, else by
+    1).  ``damping[s]``: the strand's Levenberg-Marquardt term ``mu/2 sum d_k dp_k^2`` added
+    to the model.  ``polish[s]``: the regularizer is centred on the current parameters (a
+    minimum-norm increment on the objective alone; the merit then has no regularizer).  In
+    exact mode the step solves the box-constrained model by at most ``max_active`` passes of a
+    primal active-set method (:func:`_box_qp`, one banded solve each).
     Scratch per chunk: ``Jc`` [C, params, 16], ``band`` [C, rows, 16], ``u``, ``low``
     [C, rows], ``rinv``, ``cen``, ``fixdp`` [C, params]."""
     nchunk = Jc.shape[0]
@@ -374,8 +381,8 @@ def gn_direction(strands, dof_start, edge_start, bend_start, pstart, P, fixed, w
         for i in range(c, strands.shape[0], nchunk):
             _direction_one(strands[i], dof_start, edge_start, bend_start, pstart, P, fixed,
                            weight, f, y, stretch_dofs, bend_dofs, js, jw, jk, jt, jl, p, p0,
-                           lo, hi, dscale, init_scale, scaling_diag, w_r, w_p, damping, exact,
-                           max_active, Jc[c], band[c], u[c], low[c], rinv[c], cen[c],
+                           lo, hi, dscale, init_scale, scaling_diag, w_r, w_p, damping, polish,
+                           exact, max_active, Jc[c], band[c], u[c], low[c], rinv[c], cen[c],
                            fixdp[c], g_out, dp_out, gdp, nactive, code)
 
 
@@ -425,12 +432,12 @@ def trial_point(strands, edge_start, bend_start, pstart, P, p, dp, alpha, lo, hi
 
 @njit(cache=True, parallel=True)
 def merit(strands, dof_start, pstart, fixed, weight, kin_weight, f, y, p, p0, lo, hi, dscale,
-          w_r, scaling_diag, w_p, penalty, obj, kin, reg, pen, out):
+          w_r, scaling_diag, w_p, penalty, polish, obj, kin, reg, pen, out):
     """Per listed strand: the objective ``obj = 1/2 sum W (f + y)^2``, the kinetic objective
     ``kin = 1/2 sum f^2 / m`` (``kin_weight = 1/m``), the regularizer
     ``reg = w_r/2 sum e_k (p - p0)_k^2`` (``e = dscale``, or 1 when not ``scaling_diag``), the
     penalty ``pen = w_p/2 sum d_k viol_k^2`` (when ``penalty``) and the merit
-    ``out = obj + reg + pen``."""
+    ``out = obj + reg + pen`` (``obj`` alone for a strand with ``polish[s]``)."""
     for i in prange(strands.shape[0]):
         s = strands[i]
         o = 0.0
@@ -457,7 +464,7 @@ def merit(strands, dof_start, pstart, fixed, weight, kin_weight, f, y, p, p0, lo
         kin[s] = 0.5 * kk
         reg[s] = 0.5 * w_r * rg
         pen[s] = 0.5 * w_p * pn
-        out[s] = obj[s] + reg[s] + pen[s]
+        out[s] = obj[s] if polish[s] else obj[s] + reg[s] + pen[s]
 
 
 @njit(cache=True, parallel=True)

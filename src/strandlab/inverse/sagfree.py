@@ -66,6 +66,10 @@ class StrandReport:
         ``residual_force``).
     active_bounds : parameters outside (penalty mode) or on (exact mode) their bounds.
     stiffness_scale : factor applied to the strand's stiffnesses (1 unless stiffened).
+    negative_modes : negative eigenvalues of the strand's stiffness at the input shape with the
+        optimized rest shape (:meth:`~strandlab.der.statics.StaticForces.negative_modes`): 0
+        for a stable equilibrium, more for a saddle that a simulation leaves; -1 when not
+        checked (``check_stability=False``).
     """
 
     strand: int
@@ -81,6 +85,12 @@ class StrandReport:
     weight: float
     active_bounds: int
     stiffness_scale: float
+    negative_modes: int = -1
+
+    @property
+    def stable(self) -> bool | None:
+        """Whether the stiffness is positive definite at the optimum (None: not checked)."""
+        return None if self.negative_modes < 0 else self.negative_modes == 0
 
     @property
     def relative_residual(self) -> float:
@@ -139,7 +149,8 @@ class SagFreeResult:
 
     def summary(self) -> dict:
         """Counts per status, mean and largest iterations, the largest residual force [N] and
-        the largest ``relative_residual``, and the time [s]."""
+        the largest ``relative_residual``, the number of strands whose optimum is unstable
+        (a negative stiffness mode), and the time [s]."""
         it = self.iterations
         return {"strands": len(self.reports),
                 "status": dict(Counter(r.status for r in self.reports)),
@@ -149,6 +160,7 @@ class SagFreeResult:
                                           default=0.0),
                 "max_relative_residual": max((r.relative_residual for r in self.reports),
                                              default=0.0),
+                "unstable": sum(1 for r in self.reports if r.negative_modes > 0),
                 "seconds": self.seconds}
 
 
@@ -249,6 +261,7 @@ class _Problem:
         self.nactive, self.code = ii.copy(), ii.copy()
         self.init_scale = np.zeros(S, dtype=np.bool_)
         self.damping = np.zeros(S)
+        self.polish = np.zeros(S, dtype=np.bool_)
         # scratch per chunk
         nchunk = max(1, min(get_num_threads(), len(strands)))
         rows = int(np.max(np.diff(m.strand_dof_start)[strands])) if len(strands) else 1
@@ -275,7 +288,8 @@ class _Problem:
         _k.merit(act, m.strand_dof_start, self.pstart, self.fixed, self.weight,
                  self.kin_weight, self.f, self.y, self.p, self.p0, self.lo, self.hi,
                  self.dscale, self.st.regularization, self.diag, self.st.penalty,
-                 self.st.mode == "penalty", self.obj, self.kin, self.reg, self.pen, self.merit)
+                 self.st.mode == "penalty", self.polish, self.obj, self.kin, self.reg, self.pen,
+                 self.merit)
 
     def plain_objective(self, act):
         """``1/2 f^T W f`` (without the shift) of the listed strands."""
@@ -303,11 +317,11 @@ class _Problem:
                         self.pstart, self.P, self.fixed, self.weight, self.f, self.y,
                         m.stretch_dofs, m.bend_dofs, b.stretch, b.weight, b.curvature,
                         b.twist, b.voronoi, self.p, self.p0, self.lo, self.hi, self.dscale,
-                        self.init_scale, self.diag,
-                        st.regularization, st.penalty, self.damping, st.mode == "exact",
-                        st.active_set_iterations, self.Jc, self.band, self.u, self.low, self.rinv,
-                        self.cen, self.fixdp, self.g, self.dp, self.gdp, self.nactive,
-                        self.code)
+                        self.init_scale, self.diag, st.regularization, st.penalty,
+                        self.damping, self.polish, st.mode == "exact",
+                        st.active_set_iterations, self.Jc, self.band, self.u, self.low,
+                        self.rinv, self.cen, self.fixdp, self.g, self.dp, self.gdp,
+                        self.nactive, self.code)
         self.init_scale[act] = False
 
     def line_search(self, act):
@@ -327,7 +341,7 @@ class _Problem:
             _k.merit(searching, m.strand_dof_start, self.pstart, self.fixed, self.weight,
                      self.kin_weight, self.f_trial, self.y, self.p_trial, self.p0, self.lo,
                      self.hi, self.dscale, st.regularization, self.diag, st.penalty,
-                     st.mode == "penalty",
+                     st.mode == "penalty", self.polish,
                      self.t_obj, self.t_kin, self.t_reg, self.t_pen, self.t_merit)
             m0 = self.merit[searching]
             mt = self.t_merit[searching]
@@ -392,6 +406,24 @@ def _as_model(scene_or_model) -> DERModel:
                     f"{type(scene_or_model).__name__}")
 
 
+def _round_off_floor(pb: _Problem) -> np.ndarray:
+    """Per strand, the objective of forces of ``1e-13`` times its largest stretching
+    stiffness on every free vertex coordinate: below it the stretching forces are round-off
+    (the floor ``DERSolver.equilibrium`` uses too), so the optimizer cannot tell it from 0."""
+    m = pb.m
+    S = m.n_strands
+    ne = np.diff(m.strand_edge_start)
+    ks = np.zeros(S)
+    has = ne > 0
+    ks[has] = np.maximum.reduceat(m.stretch_stiffness, m.strand_edge_start[:-1][has])
+    w = np.zeros(m.n_dofs)
+    pos = (m.vertex_dof[:, None] + np.arange(3)).ravel()
+    w[pos] = pb.weight[pos]
+    cs = np.concatenate([[0.0], np.cumsum(w)])
+    sw = cs[m.strand_dof_start[1:]] - cs[m.strand_dof_start[:-1]]
+    return 0.5 * (1e-13 * ks) ** 2 * sw
+
+
 class _Driver:
     """Per-strand state of the iteration: status, phase, counters, the stiffness search."""
 
@@ -415,8 +447,9 @@ class _Driver:
         self.kin0 = np.zeros(S)
         self.kin0[sel] = pb.kin[sel]
         rtol = st.exact_rtol if self.exact else st.rtol
-        self.tol = np.maximum(st.atol, rtol * self.obj0)
-        self.loose = np.maximum(st.atol, st.rtol * self.obj0)
+        floor = _round_off_floor(pb)
+        self.tol = np.maximum(np.maximum(st.atol, rtol * self.obj0), floor)
+        self.loose = np.maximum(np.maximum(st.atol, st.rtol * self.obj0), floor)
         self.status[sel[self.obj0[sel] <= self.tol[sel]]] = _CONV
         self._restart = []
 
@@ -430,6 +463,7 @@ class _Driver:
         self.best[s] = np.inf
         self.retries[s] = 0
         self.pb.damping[s] = 0.0
+        self.pb.polish[s] = False
         self._restart.append(s)
 
     def flush(self):
@@ -512,6 +546,26 @@ class _Driver:
                 self.status[s] = _MAXIT
         self.flush()
 
+    def start_polish(self, acc):
+        """Exact mode: a strand whose objective fell under ``polish_rtol`` of its initial value
+        goes on with minimum-norm increments (the regularizer centred on the current
+        parameters, no shift): near the solution the steps of the regularized problem are only
+        as accurate as the whole change from ``p0`` allows, the increments as the residual."""
+        pb = self.pb
+        cand = acc[(self.phase[acc] == 0) & ~pb.polish[acc]]
+        if not len(cand):
+            return
+        go = cand[pb.plain_objective(cand) <= self.st.polish_rtol * self.obj0[cand]]
+        if not len(go):
+            return
+        pb.polish[go] = True
+        ds = pb.m.strand_dof_start
+        for s in go:
+            pb.y[ds[s]:ds[s + 1]] = 0.0
+        pb.update_merit(go)
+        self.stall[go] = 0
+        self.best[go] = np.inf
+
     def damp(self, acc, failed):
         """Levenberg-Marquardt damping: a strand whose line search failed tries again with
         ``mu`` raised (``damping_start``, then times ``damping_growth``) up to
@@ -552,6 +606,7 @@ class _Driver:
                 if len(shift):
                     _k.add_shift(shift, m.strand_dof_start, pb.fixed, pb.f, pb.y)
                     pb.update_merit(shift)
+                self.start_polish(acc)
             self.classify(act, ls_failed, merit_before, retry)
 
 
@@ -584,14 +639,16 @@ def optimize_rest_shape(scene, settings: SagFreeSettings | None = None, *,
     drv = _Driver(pb, sel)
     drv.run()
     pb.update_merit(sel)
+    neg = pb.sf.negative_modes(pb.rest, strands=sel, scale=pb.scale) if st.check_stability \
+        else np.full(S, -1)
     seconds = time.perf_counter() - t0
-    reports = _reports(pb, sel, drv.status, drv.iters, drv.obj0, drv.kin0)
+    reports = _reports(pb, sel, drv.status, drv.iters, drv.obj0, drv.kin0, neg)
     return SagFreeResult(model=model, settings=st, rest=pb.rest.copy(),
                          stiffness_scale=pb.scale.copy(), reports=tuple(reports),
                          strands=sel, seconds=seconds)
 
 
-def _reports(pb: _Problem, sel, status, iters, first, kin0):
+def _reports(pb: _Problem, sel, status, iters, first, kin0, neg):
     m = pb.m
     obj = pb.plain_objective(sel)
     nb = pb.n_at_bounds(sel)
@@ -615,7 +672,7 @@ def _reports(pb: _Problem, sel, status, iters, first, kin0):
             residual_force=float(np.max(np.linalg.norm(fx, axis=1))) if len(fx) else 0.0,
             residual_torque=float(np.max(np.abs(ft))) if len(ft) else 0.0,
             weight=float(np.sum(np.linalg.norm(wx, axis=1))), active_bounds=int(nb[i]),
-            stiffness_scale=float(pb.scale[s])))
+            stiffness_scale=float(pb.scale[s]), negative_modes=int(neg[s])))
     return out
 
 

@@ -68,10 +68,13 @@ class SagFreeSettings:
 
     Gauss-Newton
     ------------
-    rtol, atol : converged when ``O <= max(atol, rtol O(p0))`` (defaults 1e-10 and 0 in
+    rtol, atol : converged when ``O <= max(atol, rtol O(p0))`` (defaults 1e-8 and 0 in
         penalty mode; in exact mode ``exact_rtol`` replaces ``rtol``).
-    exact_rtol : the relative tolerance of the exact mode (default 1e-20; a strand that
-        cannot get there because of round-off ends "stalled" with its residual reported).
+    exact_rtol : the relative tolerance of the exact mode (default 1e-20; a strand stopped by
+        round-off before it, with ``O`` under ``rtol``, counts as converged).
+    polish_rtol : exact mode: under this fraction of ``O(p0)`` the steps become minimum-norm
+        increments on ``O`` alone (the regularizer centred on the current parameters, no
+        multiplier shift), which are accurate relative to the residual (default 1e-6).
     max_iterations : Gauss-Newton iterations per strand (default 50; the stiffness search of
         the exact mode gives each stiffness its own).
     armijo : sufficient-decrease constant of the backtracking line search (default 1e-4).
@@ -101,6 +104,12 @@ class SagFreeSettings:
     stiffen_refinements : geometric bisections between the last failing and the first
         succeeding factor (default 3).
 
+    Stability
+    ---------
+    check_stability : count the negative modes of each strand's stiffness at the optimum
+        (``StrandReport.negative_modes``; default True): an equilibrium is not necessarily a
+        stable one.
+
     Loads
     -----
     time : the time [s] at which point loads given as functions of time are taken (default 0).
@@ -116,9 +125,10 @@ class SagFreeSettings:
     turning_angle: float = math.pi / 4
     twist_bound: float = math.pi / 4
     project: bool = False
-    rtol: float = 1e-10
+    rtol: float = 1e-8
     atol: float = 0.0
     exact_rtol: float = 1e-20
+    polish_rtol: float = 1e-6
     max_iterations: int = 50
     armijo: float = 1e-4
     backtrack: float = 0.5
@@ -133,6 +143,7 @@ class SagFreeSettings:
     stiffen_factor: float = 2.0
     max_stiffness_scale: float = 64.0
     stiffen_refinements: int = 3
+    check_stability: bool = True
     time: float = 0.0
 
     def __post_init__(self):
@@ -145,12 +156,12 @@ class SagFreeSettings:
         if self.regularization_scaling not in SCALINGS:
             raise ValueError("sag-free setting 'regularization_scaling' must be one of "
                              f"{list(SCALINGS)}, got {self.regularization_scaling!r}")
-        for name in ("rest_twist", "project", "stiffen"):
+        for name in ("rest_twist", "project", "stiffen", "check_stability"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"sag-free setting {name!r} must be true or false, got "
                                  f"{getattr(self, name)!r}")
         if self.regularization is None:
-            object.__setattr__(self, "regularization", 1e-16 if self.mode == "penalty" else 1e-12)
+            object.__setattr__(self, "regularization", 1e-16 if self.mode == "penalty" else 1e-14)
         _positive("regularization", self.regularization)
         _positive("penalty", self.penalty)
         _positive("turning_angle", self.turning_angle, upper=math.pi)
@@ -158,6 +169,7 @@ class SagFreeSettings:
         _positive("rtol", self.rtol, allow_zero=True)
         _positive("atol", self.atol, allow_zero=True)
         _positive("exact_rtol", self.exact_rtol, allow_zero=True)
+        _positive("polish_rtol", self.polish_rtol, allow_zero=True)
         _positive("max_iterations", self.max_iterations, integer=True)
         _positive("armijo", self.armijo, upper=0.5)
         _positive("backtrack", self.backtrack, upper=1.0)
