@@ -80,10 +80,13 @@ def hair_scene(hair: Hair, *, material: Material | None = None, rest: RestShapeF
 def hair_on_head(hair: Hair | None = None, *, style: str = "wavy", n_strands: int = 50,
                  vertices: int = 40, length: float = 0.2, seed: int = 0,
                  rest: RestShapeFile | None = None, nod: float = 0.35, frames: int = 180,
-                 dt: float = 1.0 / 60.0, damping: float = 2.0) -> Simulation:
+                 dt: float = 1.0 / 60.0, damping: float = 2.0,
+                 substeps: int = 4) -> Simulation:
     """A hairstyle (``hair``, or a generated ``style`` of ``n_strands`` strands of ``vertices``
     vertices and ``length`` [m]) on a head that nods and stops, simulated with discrete
-    elastic rods (``damping`` [1/s], mass-proportional)."""
+    elastic rods (``damping`` [1/s], mass-proportional; ``substeps`` implicit steps per frame:
+    contacts are resolved after each implicit step, and with one step per frame the strands
+    that the head pushes stretch past the strain bound)."""
     generated = hair is None
     if generated:
         hair = generate_hairstyle(style, n_strands=n_strands, vertices_per_strand=vertices,
@@ -91,7 +94,8 @@ def hair_on_head(hair: Hair | None = None, *, style: str = "wavy", n_strands: in
     scene, _, _ = hair_scene(hair, rest=rest, nod=nod)
     params = dict(style=style if generated else "file", n_strands=hair.n_strands,
                   nod=nod, damping=damping, rest=rest is not None)
-    return Simulation("hair_on_head", scene, DERSettings(damping=damping), dt, frames,
+    return Simulation("hair_on_head", scene, DERSettings(damping=damping, substeps=substeps),
+                      dt, frames,
                       description="a hairstyle on a head that nods and stops (discrete elastic "
                       "rods" + (", sag-free rest shape)" if rest is not None else ")"),
                       params=params, view=(10.0, -60.0), solver="der")
