@@ -301,8 +301,9 @@ class _Problem:
         return 0.5 * (cs[ds[act + 1]] - cs[ds[act]])
 
     def n_at_bounds(self, act):
-        """Parameters outside (penalty) or on (exact) their bounds, per listed strand."""
-        if self.st.mode == "penalty":
+        """Parameters outside (penalty) or on (exact, or penalty with ``project``) their
+        bounds, per listed strand."""
+        if self.st.mode == "penalty" and not self.st.project:
             bad = (self.p > self.hi) | (self.p < self.lo)
         else:
             bad = (self.p >= self.hi) | (self.p <= self.lo)
