@@ -1,6 +1,9 @@
 """Determinism across thread counts, parallel and serial kernels; no allocation per step."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tracemalloc
 
 import numba
@@ -48,7 +51,13 @@ def run(kind, coupled, parallel, threads):
                                           ("sparse", True)])
 def test_bit_identical_across_threads_and_kernels(kind, coupled):
     if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 Numba threads")
+        # one core: run this very test in a process given two Numba threads
+        env = dict(os.environ, NUMBA_NUM_THREADS="2")
+        node = f"{__file__}::test_bit_identical_across_threads_and_kernels[{kind}-{coupled}]"
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               node], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout[-2000:]
+        return
     ref = run(kind, coupled, False, 1)
     for parallel, threads in [(True, 1), (True, 2), (None, 2)]:
         q, v = run(kind, coupled, parallel, threads)
