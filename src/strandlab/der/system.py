@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..implicit.assembly import use_parallel
+from .contact_term import ContactTerm
+from .contact_term import contact_stiffness as contact_stiffness_of
 from .kernels import (
     material_frames,
     reference_twists,
@@ -35,10 +37,13 @@ class DERSystem:
 
     Attributes read by the integrator: ``n_dofs``, ``mass`` [N], ``terms``, ``block_start``
     (one block per strand).  Frames: ``a1``, ``a2`` [E, 3] (reference directors at the last
-    prepared iterate), ``ref_twist`` [B] [rad].
+    prepared iterate), ``ref_twist`` [B] [rad].  ``contact``: the penalty term of contacts
+    with the colliders (:mod:`strandlab.der.contact_term`; None without colliders or with
+    ``contact_stiffness = 0``), whose ``vertex_stiffness`` [V] [N/m] is 0 at held vertices.
     """
 
-    def __init__(self, model: DERModel, *, project: bool = True):
+    def __init__(self, model: DERModel, *, project: bool = True,
+                 contact_stiffness: float = 0.0):
         m = model
         self.model = m
         self.n_dofs = m.n_dofs
@@ -60,6 +65,17 @@ class DERSystem:
             bend_stiffness=m.bend_stiffness, twist_stiffness=m.twist_stiffness, a1=self.a1,
             a2=self.a2, ref_twist=self.ref_twist)
         self.terms = [self.stretch] + ([self.bend_twist] if nb else [])
+        self.contact = None
+        if contact_stiffness > 0.0 and len(m.collider_friction):
+            k = contact_stiffness_of(m.n_vertices, m.edge_v0, m.edge_v1, m.stretch_stiffness,
+                                     m.rest_length, contact_stiffness)
+            free = ~m.fixed[m.vertex_dof]
+            self.contact = ContactTerm(
+                dofs=m.vertex_dof[free, None] + np.arange(3), radius=m.vertex_radius[free],
+                stiffness=k[free], planes=m.planes, spheres=m.spheres, capsules=m.capsules,
+                project=project)
+            self.contact.vertex_stiffness = np.where(free, k, 0.0)
+            self.terms.append(self.contact)
         self.load_frames(m.q0, m.a1_0, m.ref_twist0)
 
     def load_frames(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:

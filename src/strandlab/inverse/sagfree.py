@@ -441,6 +441,9 @@ class _Driver:
         self.best = np.full(S, np.inf)
         self.retries = np.zeros(S, dtype=np.int64)
         self.stiff = _Stiffening(S, st) if (self.exact and st.stiffen) else None
+        self.stabilize = self.stiff is not None and st.stabilize
+        self.settled = np.zeros(S, dtype=np.bool_)      # stability no longer checked
+        self._converged = []
         pb.init_scale[sel] = True
         pb.evaluate(sel)
         self.obj0 = np.zeros(S)
@@ -486,16 +489,52 @@ class _Driver:
                 self.restart(s, nxt, 0)
                 return
             if np.isfinite(self.stiff.ok[s]):      # the smallest factor that held
-                a, b = pb.pstart[s], pb.pstart[s + 1]
-                pb.scale[s] = self.stiff.ok[s]
-                pb.p[a:b] = pb.p_saved[a:b]
-                self.status[s] = _STIFF
-                pb.evaluate(np.array([s]))
+                self.keep_stiffest_success(s)
                 return
         # least squares inside the box at the input stiffness
         self.restart(s, 1.0, 1)
 
     def converged(self, s):
+        """Strand ``s`` reached an equilibrium (exact mode); with ``stabilize`` its stability
+        is checked with the others of the same iteration in :meth:`settle`."""
+        if self.stabilize and not self.settled[s]:
+            self._converged.append(s)
+            return
+        self.accept(s)
+
+    def settle(self):
+        """Count the negative modes of the strands that converged in this iteration: a stable
+        one is accepted, an unstable one fails its stiffness factor."""
+        if not self._converged:
+            return
+        pb = self.pb
+        r = np.asarray(self._converged, dtype=np.int64)
+        self._converged = []
+        neg = pb.sf.negative_modes(pb.rest, strands=r, scale=pb.scale)
+        for s in r:
+            s = int(s)
+            if neg[s] == 0:
+                self.accept(s)
+                continue
+            nxt = self.stiff.next_scale(s, pb.scale[s], False)
+            if nxt is not None:
+                self.restart(s, nxt, 0)
+            elif np.isfinite(self.stiff.ok[s]):
+                self.keep_stiffest_success(s)
+            else:       # nothing stabilizes it: its own equilibrium, reported unstable
+                self.settled[s] = True
+                self.restart(s, 1.0, 0)
+
+    def keep_stiffest_success(self, s):
+        """End strand ``s`` at the smallest factor that succeeded (its saved parameters)."""
+        pb = self.pb
+        a, b = pb.pstart[s], pb.pstart[s + 1]
+        pb.scale[s] = self.stiff.ok[s]
+        pb.p[a:b] = pb.p_saved[a:b]
+        self.status[s] = _STIFF
+        pb.evaluate(np.array([s]))
+
+    def accept(self, s):
         pb = self.pb
         if pb.scale[s] == 1.0:
             self.status[s] = _CONV
@@ -545,6 +584,7 @@ class _Driver:
                 self.status[s] = _STALL
             else:
                 self.status[s] = _MAXIT
+        self.settle()
         self.flush()
 
     def start_polish(self, acc):

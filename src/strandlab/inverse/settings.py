@@ -103,6 +103,11 @@ class SagFreeSettings:
     max_stiffness_scale : largest factor tried (default 64).
     stiffen_refinements : geometric bisections between the last failing and the first
         succeeding factor (default 3).
+    stabilize : with ``stiffen``, an equilibrium whose stiffness has negative modes (a saddle
+        that a simulation leaves) also counts as failed, so the search goes on to the smallest
+        factor that makes the strand's optimum stable (default False).  A strand that no
+        factor up to ``max_stiffness_scale`` stabilizes is solved again at its own stiffness
+        and reported with its negative modes.
 
     Stability
     ---------
@@ -143,6 +148,7 @@ class SagFreeSettings:
     stiffen_factor: float = 2.0
     max_stiffness_scale: float = 64.0
     stiffen_refinements: int = 3
+    stabilize: bool = False
     check_stability: bool = True
     time: float = 0.0
 
@@ -156,7 +162,7 @@ class SagFreeSettings:
         if self.regularization_scaling not in SCALINGS:
             raise ValueError("sag-free setting 'regularization_scaling' must be one of "
                              f"{list(SCALINGS)}, got {self.regularization_scaling!r}")
-        for name in ("rest_twist", "project", "stiffen", "check_stability"):
+        for name in ("rest_twist", "project", "stiffen", "stabilize", "check_stability"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"sag-free setting {name!r} must be true or false, got "
                                  f"{getattr(self, name)!r}")
@@ -194,6 +200,9 @@ class SagFreeSettings:
                 and math.isfinite(self.max_stiffness_scale) and self.max_stiffness_scale >= 1):
             raise ValueError("sag-free setting 'max_stiffness_scale' must be a number >= 1, got "
                              f"{self.max_stiffness_scale!r}")
+        if self.stabilize and not (self.stiffen and self.mode == "exact"):
+            raise ValueError("sag-free setting 'stabilize' needs mode = 'exact' and "
+                             "stiffen = true (it extends the exact mode's stiffness search)")
         lb = self.length_bounds
         try:
             lo, hi = (float(v) for v in lb)
