@@ -80,7 +80,9 @@ def run(args, out=sys.stdout) -> int:
     finally:
         if bar is not None:
             bar.close()
-        traj.close() if hasattr(traj, "close") else None
+        close = getattr(traj, "close", None)
+        if close is not None:
+            close()
     if not args.quiet:
         where = dest if not isinstance(result, list) else f"{dest} ({len(result)} files)"
         status = "" if traj.status == "complete" else f" (the run is {traj.status!r})"

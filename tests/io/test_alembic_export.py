@@ -2,6 +2,7 @@
 back (with strandlab and with the bindings directly) positions, counts and radii match."""
 import sys
 
+import alembic3d as abc  # in the test extra
 import numpy as np
 import pytest
 from interchange_fixtures import FPS, sample_trajectory
@@ -9,8 +10,6 @@ from interchange_fixtures import FPS, sample_trajectory
 from strandlab.io.alembic import read_abc_strands, write_abc
 from strandlab.io.strands import read_strands
 from strandlab.io.usd import Z_TO_Y
-
-abc = pytest.importorskip("alembic3d", reason="alembic3d is part of the test extra")
 
 
 def _objects(path):

@@ -5,12 +5,10 @@ import sys
 import numpy as np
 import pytest
 from interchange_fixtures import FPS, MAT_A, sample_trajectory
+from pxr import Usd, UsdGeom  # usd-core: in the test extra
 
 from strandlab.io.strands import read_strands
 from strandlab.io.usd import Z_TO_Y, read_usd_strands, write_usd
-
-Usd = pytest.importorskip("pxr.Usd", reason="usd-core is part of the test extra")
-from pxr import UsdGeom  # noqa: E402
 
 
 def _curves(stage, name):

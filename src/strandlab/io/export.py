@@ -8,7 +8,8 @@
 
 Blender imports both as edge-only meshes (the PLY ``radius`` becomes a vertex attribute in
 recent versions); Houdini's File SOP reads them as polylines / points with attributes.
-:func:`export_frames` writes one file per trajectory frame.
+:func:`export_frames` writes one file per trajectory frame.  Every file is written under a
+temporary name and renamed when complete (:mod:`strandlab.io.atomic`).
 """
 from __future__ import annotations
 
