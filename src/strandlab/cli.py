@@ -5,8 +5,11 @@
     strandlab scenes
     strandlab run SCENE_OR_FILE [--solver NAME] [--frames N] [--dt S] [--iterations K]
                                 [--substeps K] [--out DIR] [--render] [--every K] [--quiet]
+                                [--checkpoint-every N] [--resume FILE]
     strandlab demo [--out DIR] [--frames N]
     strandlab schema [--out FILE]
+    strandlab export DIR [--format usd|abc|obj|ply] [--frames A:B:S] [--out PATH] [--up z|y]
+                         [--d1] [--quiet]
     strandlab hair generate --out FILE [--style NAME] [--strands N] [--vertices V] [--seed S]
                             [--length M] [--scale S] [--format hair|data] ...
     strandlab hair info FILE [--scale S] [--format hair|data]
@@ -27,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from .sim.runner import simulate
-from .sim.scene import UnsupportedFeature
 from .sim.validate import SimulationDiverged
 
 __all__ = ["main", "build_parser", "max_edge_strain", "EXIT_USAGE", "EXIT_DIVERGED",
@@ -91,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--substeps", type=_positive_int, metavar="K",
                      help="solver substeps per step")
     _add_output_options(run, default_help="runs/<scene name>")
+    run.add_argument("--checkpoint-every", type=_positive_int, metavar="N",
+                     help="save the complete state after every N-th frame to "
+                          "DIR/checkpoints/frame_NNNNNN.npz")
+    run.add_argument("--resume", type=Path, metavar="FILE",
+                     help="continue from a checkpoint of this scene (same solver, settings and "
+                          "time step); the frames match the uninterrupted run bit for bit")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     demo = sub.add_parser("demo", help="run and render the built-in demo scene")
     demo.add_argument("--out", type=Path, metavar="DIR",
@@ -100,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cli_sagfree
 
     cli_sagfree.add_parser(sub, _positive_float, _positive_int)
+    from . import cli_export
+
+    cli_export.add_parser(sub)
     schema = sub.add_parser("schema", help="print the JSON Schema of scene files")
     schema.add_argument("--out", type=Path, metavar="FILE",
                         help="write it to FILE instead of printing it")
@@ -227,8 +238,11 @@ def _options(args, argv) -> dict:
 
 _NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
-#: What a previous run may have left in an output folder; removed before a new run writes there.
-_STALE = ("trajectory.h5", "trajectory.npz", "scene.json", "video.mp4", "video.gif")
+#: What a previous run may have left in an output folder; removed before a new run writes there
+#: (a resumed run keeps the trajectory it continues and the checkpoints).
+_STALE = ("trajectory.h5", "trajectory.npz", "scene.json", "video.mp4", "video.gif",
+          "trajectory.usd", "trajectory.abc")
+_KEEP_ON_RESUME = ("trajectory.h5",)
 
 
 def _out_dir(sim, args) -> Path:
@@ -241,19 +255,22 @@ def _out_dir(sim, args) -> Path:
     return Path("runs") / sim.name
 
 
-def _prepare_out_dir(out_dir: Path) -> None:
+def _prepare_out_dir(out_dir: Path, resume: bool = False) -> None:
     """Create ``out_dir``, check that it is writable, and remove a previous run's outputs (so
-    that old frames never mix with new ones).  OSError when it cannot be written."""
+    that old frames never mix with new ones; a resumed run keeps the trajectory and the
+    checkpoints).  OSError when it cannot be written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     probe = out_dir / ".strandlab-write-test"
     probe.write_bytes(b"")
     probe.unlink()
     for name in _STALE:
-        (out_dir / name).unlink(missing_ok=True)
-    frames = out_dir / "frames"
-    if frames.is_dir():
-        for f in frames.glob("frame_*.png"):
-            f.unlink()
+        if not (resume and name in _KEEP_ON_RESUME):
+            (out_dir / name).unlink(missing_ok=True)
+    stale = [("frames", "frame_*.png")] + ([] if resume else [("checkpoints", "frame_*.npz")])
+    for folder, pattern in stale:
+        if (out_dir / folder).is_dir():
+            for f in (out_dir / folder).glob(pattern):
+                f.unlink()
 
 
 def _write_scene_json(sim, out_dir: Path, args, argv, stats, status: str) -> None:
@@ -308,8 +325,11 @@ def _run_scene(sim, args, argv, out) -> int:
     out_dir = _out_dir(sim, args)
     quiet = bool(getattr(args, "quiet", False))
     sink = _Null() if quiet else out
+    resume = getattr(args, "resume", None)
+    if resume is not None and not resume.is_file():
+        raise _UsageError(f"checkpoint {resume} does not exist")
     try:
-        _prepare_out_dir(out_dir)
+        _prepare_out_dir(out_dir, resume is not None)
     except OSError as exc:
         print(f"{_PROG}: error: cannot write to {out_dir}: {exc}", file=sys.stderr)
         return EXIT_OUTPUT
@@ -319,7 +339,9 @@ def _run_scene(sim, args, argv, out) -> int:
     status = "complete"
     try:
         traj = simulate(sim, progress=not quiet, out=path, stats=stats,
-                        on_compile=None if quiet else _compile_notice)
+                        on_compile=None if quiet else _compile_notice, resume=resume,
+                        checkpoint_every=getattr(args, "checkpoint_every", None),
+                        checkpoint_dir=out_dir / "checkpoints")
     except SimulationDiverged as exc:
         status = f"diverged: {exc}"
         _write_scene_json(sim, out_dir, args, argv, stats, status)
@@ -334,7 +356,7 @@ def _run_scene(sim, args, argv, out) -> int:
         return 130
     except MemoryError as exc:
         raise _UsageError(str(exc)) from None
-    except UnsupportedFeature as exc:   # the scene asks for what the solver cannot model
+    except ValueError as exc:   # a checkpoint of another run; a scene the solver cannot model
         raise _UsageError(f"{sim.name}: {exc}") from None
     except OSError as exc:
         print(f"{_PROG}: error: cannot write the results to {out_dir}: {exc}", file=sys.stderr)
@@ -596,6 +618,10 @@ def main(argv=None) -> int:
             return _cmd_schema(args, out)
         if args.command == "hair":
             return _cmd_hair(args, out)
+        if args.command == "export":
+            from .cli_export import run as export
+
+            return export(args, out)
         if args.command == "sagfree":
             from .cli_sagfree import UsageError, run
 

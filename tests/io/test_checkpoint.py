@@ -90,3 +90,83 @@ def test_der_restart_from_checkpoint_is_bitwise_identical(tmp_path):
     assert np.array_equal(a.q, c.q) and np.array_equal(a.v, c.v)
     assert np.array_equal(a.a1, c.a1) and np.array_equal(a.ref_twist, c.ref_twist)
     assert a.step == c.step == 20
+
+
+# ---------------------------------------------------------------------------------- format
+def _rewrite_header(p, **changes):
+    """Rewrite checkpoint ``p`` with header entries changed (a header-only edit)."""
+    import json
+
+    with np.load(p) as data:
+        arrays = {k: data[k] for k in data.files}
+    head = json.loads(str(arrays.pop("header")))
+    head.update(changes)
+    head = {k: v for k, v in head.items() if v is not None}
+    np.savez_compressed(p, header=np.array(json.dumps(head)), **arrays)
+
+
+def test_header_records_version_scene_and_run(tmp_path):
+    from strandlab.io.checkpoint import FORMAT_VERSION, read_header, scene_digest
+
+    solver = _solver()
+    p = save_state(tmp_path / "ck", solver, solver.state(), run={"frame": 3, "dt": 0.01})
+    head = read_header(p)
+    assert head["format"] == "strandlab.checkpoint" and head["format_version"] == FORMAT_VERSION
+    assert head["solver"] == "pbd" and head["settings"]["iterations"] == 10
+    assert head["scene"] == scene_digest(solver.scene) and head["run"]["frame"] == 3
+    assert (head["n_vertices"], head["n_edges"], head["n_extra"]) == (11, 10, 3)
+
+
+def test_wrong_version_and_truncated_files_are_named(tmp_path):
+    solver = _solver()
+    p = save_state(tmp_path / "ck", solver, solver.state())
+    _rewrite_header(p, format_version=99)
+    with pytest.raises(ValueError, match=r"ck.npz has format 'strandlab.checkpoint' version 99"):
+        load_state(p, solver)
+    p = save_state(tmp_path / "old", solver, solver.state())
+    _rewrite_header(p, format=None, format_version=None, scene=None, settings=None)
+    assert load_state(p, solver).step == 0          # version 1 files (no version) still read
+    raw = save_state(tmp_path / "t", solver, solver.state()).read_bytes()
+    (tmp_path / "t.npz").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(ValueError, match="t.npz is truncated or corrupt"):
+        load_state(tmp_path / "t.npz", solver)
+
+
+def test_another_scene_with_the_same_counts_is_refused_naming_the_part(tmp_path):
+    import strandlab as sl_
+
+    def solver(z=0.0, floor=False, k=10):
+        b = sl_.SceneBuilder()
+        s = b.add_strand(line((0, 0, z), (1, 0, z), 10),
+                         material=sl.Material(young_modulus=1e7, density=1000.0, radius=0.005))
+        b.attach_to_frame(s, b.add_frame((0, 0, z)), end=0)
+        if floor:
+            b.add_plane((0, 0, -1), (0, 0, 1))
+        return sl_.PBDSolver(b.build(), sl_.PBDSettings(iterations=k))
+
+    p = save_state(tmp_path / "ck", solver(), solver().state())
+    with pytest.raises(ValueError, match="another scene: its strands, frames differ"):
+        load_state(p, solver(z=0.5))
+    with pytest.raises(ValueError, match="another scene: its colliders differ"):
+        load_state(p, solver(floor=True))
+    assert load_state(p, solver(k=3)).step == 0
+    with pytest.raises(ValueError, match="setting iterations = 10; this run has 3"):
+        load_state(p, solver(k=3), check_settings=True)
+
+
+def test_interrupted_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    solver = _solver()
+    st = solver.state()
+    p = save_state(tmp_path / "ck", solver, st)
+    before = p.read_bytes()
+    for _ in range(2):
+        solver.step(st, st, 1 / 60)
+
+    def fail(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez_compressed", fail)
+    with pytest.raises(KeyboardInterrupt):
+        save_state(p, solver, st)
+    assert p.read_bytes() == before
+    assert [q.name for q in tmp_path.iterdir()] == ["ck.npz"]

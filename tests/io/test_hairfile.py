@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from strandlab import Material
-from strandlab.io import hairfile
+from strandlab.io import atomic, hairfile
 from strandlab.io.hairfile import Hair, read_hair, read_hair_header, write_hair
 
 # float32 storage: one rounding to the nearest float32, relative error <= 2^-24 ~ 6e-8 per
@@ -340,7 +340,7 @@ def test_failed_write_leaves_the_old_file_and_no_partial_output(tmp_path, monkey
     def no_replace(src, dst):
         raise OSError("rename failed")
 
-    monkeypatch.setattr(hairfile.os, "replace", no_replace)
+    monkeypatch.setattr(atomic.os, "replace", no_replace)
     with pytest.raises(OSError, match="rename failed"):
         write_hair(path, Hair.from_strands([PTS]))
     with pytest.raises(OSError, match="rename failed"):

@@ -8,7 +8,8 @@
 
 Blender imports both as edge-only meshes (the PLY ``radius`` becomes a vertex attribute in
 recent versions); Houdini's File SOP reads them as polylines / points with attributes.
-:func:`export_frames` writes one file per trajectory frame.
+:func:`export_frames` writes one file per trajectory frame.  Every file is written under a
+temporary name and renamed when complete (:mod:`strandlab.io.atomic`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import atomic_path, check_writable_folder
+from .selection import select_frames
 from .trajectory import TrajectoryBase, check_offsets
 
 __all__ = ["write_obj_polylines", "write_ply_polylines", "export_frames"]
@@ -80,10 +83,11 @@ def _edges(off: np.ndarray, closed: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _prepare(path) -> Path:
+def _write_text(path, lines: list[str]) -> Path:
+    """Write ``lines`` to ``path`` atomically (a temporary file renamed when complete)."""
     p = Path(path)
-    if p.parent and not p.parent.exists():
-        raise FileNotFoundError(f"cannot write {p}: folder {p.parent} does not exist")
+    with atomic_path(p) as tmp:
+        tmp.write_text("\n".join(lines) + "\n", encoding="ascii")
     return p
 
 
@@ -97,7 +101,7 @@ def write_obj_polylines(path, points, offsets, closed=None) -> Path:
     Strands with fewer than two vertices get vertices but no ``l`` line.
     """
     pts, off, cl = _polylines(points, offsets, closed)
-    p = _prepare(path)
+    check_writable_folder(path)
     lines = ["# strandlab polylines", f"# {pts.shape[0]} vertices, {off.shape[0] - 1} strands"]
     lines.extend(f"v {x:.17g} {y:.17g} {z:.17g}" for x, y, z in pts)
     for s in range(off.shape[0] - 1):
@@ -108,8 +112,7 @@ def write_obj_polylines(path, points, offsets, closed=None) -> Path:
         if cl[s] and b - a >= 3:
             idx.append(a + 1)
         lines.append("l " + " ".join(map(str, idx)))
-    p.write_text("\n".join(lines) + "\n", encoding="ascii")
-    return p
+    return _write_text(path, lines)
 
 
 def write_ply_polylines(path, points, offsets, closed=None, radii=None) -> Path:
@@ -120,7 +123,7 @@ def write_ply_polylines(path, points, offsets, closed=None, radii=None) -> Path:
     a ``radius`` property equal to its strand's radius.
     """
     pts, off, cl = _polylines(points, offsets, closed)
-    p = _prepare(path)
+    check_writable_folder(path)
     edges = _edges(off, cl)
     header = ["ply", "format ascii 1.0", "comment strandlab polylines",
               f"element vertex {pts.shape[0]}",
@@ -136,17 +139,20 @@ def write_ply_polylines(path, points, offsets, closed=None, radii=None) -> Path:
     header += [f"element edge {edges.shape[0]}", "property int vertex1", "property int vertex2",
                "end_header"]
     rows.extend(f"{i} {j}" for i, j in edges)
-    p.write_text("\n".join(header + rows) + "\n", encoding="ascii")
-    return p
+    return _write_text(path, header + rows)
 
 
-def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 1) -> list[Path]:
-    """Write every ``every``-th frame of ``traj`` as ``out_dir/frame_NNNNN.<fmt>``.
+def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 1, *,
+                  frames=None, progress=None) -> list[Path]:
+    """Write frames of ``traj`` as ``out_dir/frame_NNNNN.<fmt>``, one file per frame.
 
-    ``fmt``: ``"obj"`` or ``"ply"`` (the PLY files carry the strand radii).  ``NNNNN`` is the
-    trajectory frame index (so ``every=2`` writes ``frame_00000``, ``frame_00002``, ...).
-    ``out_dir`` is created if needed.  Returns the paths written, in frame order.  ``traj``
-    may be in memory or read lazily from an ``.h5`` file (one frame is read at a time).
+    ``fmt``: ``"obj"`` or ``"ply"`` (the PLY files carry the strand radii).  ``frames``: the
+    selection of :func:`~strandlab.io.selection.select_frames` (``"A:B:S"``, default all),
+    of which every ``every``-th frame is written.  ``NNNNN`` is the trajectory frame index (so
+    ``every=2`` writes ``frame_00000``, ``frame_00002``, ...).  ``out_dir`` is created if
+    needed.  Each file is written under a temporary name and renamed when complete.
+    ``progress(k)`` is called after frame ``k``.  Returns the paths written, in frame order.
+    ``traj`` may be in memory or read lazily from an ``.h5`` file (one frame at a time).
     """
     if not isinstance(traj, TrajectoryBase):
         raise TypeError(f"expected a Trajectory, got {type(traj).__name__}")
@@ -154,15 +160,18 @@ def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 
         raise ValueError(f"fmt must be one of {', '.join(_FORMATS)}, got {fmt!r}")
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise ValueError(f"every must be an integer >= 1, got {every!r}")
+    sel = select_frames(frames, traj.n_frames)[::int(every)]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for k in range(0, traj.n_frames, int(every)):
-        p = out / f"frame_{k:05d}.{fmt}"
+    for k in sel:
+        p = out / f"frame_{int(k):05d}.{fmt}"
         if fmt == "obj":
             write_obj_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed)
         else:
             write_ply_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
                                 traj.radii)
         written.append(p)
+        if progress is not None:
+            progress(int(k))
     return written

@@ -46,15 +46,15 @@ leaves no partial file and an existing file unchanged.
 from __future__ import annotations
 
 import math
-import os
 import struct
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from .atomic import write_bytes_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..sim.builder import SceneBuilder
@@ -620,7 +620,7 @@ def write_hair(path, hair: Hair, *, scale: float = 1.0, format: str | None = Non
     label = str(path)
     chunks = (_hair_chunks(label, hair, s, segments_array) if fmt == "hair"
               else _data_chunks(label, hair, s))
-    return _atomic_write(Path(path), chunks)
+    return write_bytes_atomic(Path(path), chunks)
 
 
 def _f32(label: str, name: str, a: np.ndarray) -> np.ndarray:
@@ -680,38 +680,3 @@ def _data_chunks(label, hair, scale) -> Iterator[bytes]:
             yield struct.pack("<i", b - a) + pts[a:b].tobytes()
 
     return gen()
-
-
-def _atomic_write(path: Path, chunks: Iterable[bytes]) -> Path:
-    """Write ``chunks`` to a temporary file in ``path``'s folder, then rename it to ``path``;
-    on any failure the temporary file is removed and ``path`` is left as it was."""
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        mode = path.stat().st_mode & 0o777      # keep an existing file's permissions
-    except OSError:
-        mode = 0o666 & ~_umask()
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:  # name the file asked for, not the temporary one
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

@@ -75,7 +75,8 @@ class TrajectoryWriter:
     ``metadata["solver"]``.  ``compression``: None (default: float64 simulation output
     compresses by only about 10 %, at several times the write cost), ``"gzip"`` (level
     ``compression_level``, with byte shuffling; readable everywhere) or ``"lzf"`` (faster,
-    h5py only).
+    h5py only).  ``keep_frames = K > 0`` continues the existing trajectory at ``path`` (same
+    layout) after its first ``K`` frames, dropping later ones (resuming a run).
 
     Use it as a context manager::
 
@@ -91,7 +92,8 @@ class TrajectoryWriter:
 
     def __init__(self, path, *, strand_offsets, edge_offsets, closed, radii, n_extra: int = 0,
                  extra_triangles=None, metadata: dict | None = None, solver: dict | None = None,
-                 compression: str | None = None, compression_level: int = 4) -> None:
+                 compression: str | None = None, compression_level: int = 4,
+                 keep_frames: int = 0) -> None:
         if not _is_int(n_extra) or n_extra < 0:
             raise ValueError(f"n_extra must be an integer >= 0, got {n_extra!r}")
         if compression not in _COMPRESSIONS:
@@ -112,9 +114,14 @@ class TrajectoryWriter:
         self._shape = {"positions": (nv, 3), "d1": (ne, 3), "extra_points": (int(n_extra), 3)}
         self._n = 0
         self._last_time = -np.inf
-        self._file = h5py.File(p, "w")
+        if not _is_int(keep_frames) or keep_frames < 0:
+            raise ValueError(f"keep_frames must be an integer >= 0, got {keep_frames!r}")
+        self._file = h5py.File(p, "r+" if keep_frames else "w")
         try:
-            self._create(so, eo, cl, rad, tri, text, compression, compression_level)
+            if keep_frames:
+                self._continue(int(keep_frames), (so, eo, cl, rad, tri), text)
+            else:
+                self._create(so, eo, cl, rad, tri, text, compression, compression_level)
         except BaseException:
             self._file.close()
             raise
@@ -147,6 +154,32 @@ class TrajectoryWriter:
                                   chunks=(1, max(n, 1), 3), **(opts if n else {}))
             ds.attrs["units"] = _UNITS[name]
         self._datasets = {name: f[name] for name in ("times",) + _FRAME_DATASETS}
+        f.flush()
+
+    def _continue(self, keep: int, layout: tuple, text: str) -> None:
+        """Open an existing trajectory of the same layout to append after its first ``keep``
+        frames (the later ones are dropped); ValueError naming the file otherwise."""
+        f = self._file
+        if f.attrs.get("format") != FORMAT_NAME or \
+                f.attrs.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"trajectory {self.path} is not a strandlab trajectory of format "
+                             f"version {FORMAT_VERSION}: cannot continue it")
+        for name, want in zip(_STATIC_DATASETS, layout):
+            have = f[name][()] if name in f else None
+            if have is None or not np.array_equal(np.asarray(have).astype(want.dtype), want):
+                raise ValueError(f"trajectory {self.path}: its {name} differs from this run's;"
+                                 " cannot continue it")
+        n = int(f.attrs.get("frames_written", 0))
+        if n < keep:
+            raise ValueError(f"trajectory {self.path} holds {n} frames; cannot keep {keep}")
+        self._datasets = {name: f[name] for name in ("times",) + _FRAME_DATASETS}
+        for ds in self._datasets.values():
+            ds.resize(keep, axis=0)
+        self._n = keep
+        self._last_time = float(self._datasets["times"][keep - 1])
+        f.attrs["status"] = "running"
+        f.attrs["frames_written"] = np.int64(keep)
+        f.attrs["metadata"] = text
         f.flush()
 
     def _reopen(self) -> None:

@@ -96,7 +96,8 @@ class RunStats:
 
 
 def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None,
-             stats: RunStats | None = None, on_compile: Callable | None = None):
+             stats: RunStats | None = None, on_compile: Callable | None = None,
+             checkpoint_every: int | None = None, checkpoint_dir=None, resume=None):
     """Run ``sim`` for ``sim.frames`` frames (frame 0 = initial state).
 
     Without ``out`` the frames are kept in memory and a Trajectory is returned.  With ``out``
@@ -107,28 +108,44 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
     step takes longer than a second (the solver compiling its kernels); ``stats`` (a
     :class:`RunStats`) receives the timing as the run goes.  Raises
     :class:`~strandlab.sim.validate.SimulationDiverged` naming the step and strand.
+
+    Checkpoints (:mod:`strandlab.sim.resume`): ``checkpoint_every = N`` saves the complete
+    state after every ``N``-th frame as ``checkpoint_dir/frame_NNNNNN.npz`` (default folder:
+    ``checkpoints`` next to ``out``); ``resume`` (a checkpoint path) starts from that
+    checkpoint's frame instead of frame 0, and the frames that follow are bit for bit those of
+    the uninterrupted run.  When ``out`` holds the trajectory of the run that wrote the
+    checkpoint, its frames up to the checkpoint are kept and the run continues it; otherwise
+    the trajectory starts at the checkpoint's frame.
     """
     from ..io.trajectory import Trajectory
+    from .resume import Checkpointer, resume_state
 
     scene = sim.scene
     solver = sim.make_solver()
-    state = solver.state()
+    if resume is None:
+        state, first = solver.state(), 0
+    else:
+        state, first = resume_state(sim, solver, resume)
+    saver = Checkpointer(sim, checkpoint_every, checkpoint_dir, out)
     stats = stats if stats is not None else RunStats()
     lay = dict(strand_offsets=np.asarray(scene.strand_vertex_offsets),
                edge_offsets=np.asarray(scene.strand_edge_offsets),
                closed=scene.closed, radii=scene.radii,
                extra_triangles=scene.extra_triangles)
     meta = sim.to_dict()
+    if resume is not None:
+        meta["resumed_from"] = {"checkpoint": str(resume), "frame": first}
     bar = None
     if progress:
         from tqdm import tqdm
-        bar = tqdm(total=sim.frames, desc=sim.name, unit="frame")
+        bar = tqdm(total=sim.frames, initial=first, desc=sim.name, unit="frame")
 
-    def run(record):
-        o = solver.output(state)
-        record(state.time, o.positions, o.d1, o.extra)
+    def run(record, keep_first: bool):
+        if not keep_first:
+            o = solver.output(state)
+            record(state.time, o.positions, o.d1, o.extra)
         t_steps = 0.0
-        for f in range(1, sim.frames + 1):
+        for f in range(first + 1, sim.frames + 1):
             for _ in range(sim.steps_per_frame):
                 t0 = _time.perf_counter()
                 if stats.steps == 0 and on_compile is not None:
@@ -151,6 +168,7 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
                     sim.on_step(solver, state)
             o = solver.output(state)
             record(state.time, o.positions, o.d1, o.extra)
+            saver.after_frame(f, solver, state)
             stats.frames_done = f
             if stats.steps > 1:
                 stats.steady_step_ms = 1000.0 * t_steps / (stats.steps - 1)
@@ -161,17 +179,18 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
 
     n_out = scene.n_vertices + scene.n_edges + scene.extra_layout()["n"]
     frame_bytes = 24.0 * n_out + 8.0
+    n_frames = sim.frames + 1 - first
     if out is None:
-        check_memory(frame_bytes * (sim.frames + 1),
-                     f"keeping {sim.frames + 1:,} frames in memory (write to a file instead)")
+        check_memory(frame_bytes * n_frames,
+                     f"keeping {n_frames:,} frames in memory (write to a file instead)")
     else:
-        check_disk(out, frame_bytes * (sim.frames + 1), f"{sim.frames + 1:,} frames")
+        check_disk(out, frame_bytes * n_frames, f"{n_frames:,} frames")
     try:
         if out is None:
-            n = sim.frames + 1
-            arrays = {"times": np.zeros(n), "positions": np.zeros((n, scene.n_vertices, 3)),
-                      "d1": np.zeros((n, scene.n_edges, 3)),
-                      "extra_points": np.zeros((n, scene.extra_layout()["n"], 3))}
+            arrays = {"times": np.zeros(n_frames),
+                      "positions": np.zeros((n_frames, scene.n_vertices, 3)),
+                      "d1": np.zeros((n_frames, scene.n_edges, 3)),
+                      "extra_points": np.zeros((n_frames, scene.extra_layout()["n"], 3))}
             k = [0]
 
             def keep(t, pos, d1, extra):
@@ -182,15 +201,19 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
                 arrays["extra_points"][i] = extra
                 k[0] += 1
 
-            run(keep)
+            run(keep, False)
             return Trajectory(metadata=meta, **arrays, **lay)
         from ..io.store import TrajectoryWriter
         from ..io.trajectory import load_trajectory
+        from .resume import continues
 
+        keep = first + 1 if resume is not None and continues(out, solver, state, first) else 0
+        if keep == 0 and resume is not None:
+            meta["first_frame"] = first
         with TrajectoryWriter(out, n_extra=scene.extra_layout()["n"], metadata=meta,
-                              solver=meta["solver"], **lay) as w:
+                              solver=meta["solver"], keep_frames=keep, **lay) as w:
             try:
-                run(w.append)
+                run(w.append, keep > 0)
             except SimulationDiverged as exc:
                 w.close(status=f"diverged: {exc}")
                 raise

@@ -1,0 +1,217 @@
+"""Alembic export and import of strands (the ``alembic3d`` package: the PyAlembic bindings,
+with the ``imath`` module they need).
+
+Writing (:func:`write_abc`): an Ogawa archive whose top object holds
+
+* one ``Curves`` object per strand group (:func:`~strandlab.io.selection.strand_groups`:
+  strands of one material and closedness), type ``linear``, wrap ``non-periodic`` (or
+  ``periodic`` for closed strands), ``nVertices`` per curve, positions sampled at every
+  exported frame and per-vertex ``width`` (vertex scope) equal to twice the strand's radius
+  [m]; the user property ``strandIndices`` (int32 array) gives the run's index of each curve;
+* one ``PolyMesh`` object per mesh of the scene (triangles, positions sampled);
+* ``frames`` / ``bodies``: ``Curves`` objects of two segments per kinematic frame or rigid
+  body, from its origin to the tips of its first two axes.
+
+Samples use one uniform time sampling: frame ``k`` at ``k / fps`` seconds (``fps`` the run's
+frame rate).  Alembic has no up-axis field and Maya, Houdini and Blender read Alembic as
+y-up: by default (``up_axis="Y"``) the coordinates are turned from strandlab's z-up to y-up,
+``(x, y, z) -> (x, z, -y)``, so that scenes stand upright there; ``up_axis="Z"`` writes them
+unchanged.  Units: metres (one file unit = 1 m).  Positions are 32-bit floats.
+
+Reading (:func:`read_abc_strands`): every ``Curves`` object, with the transforms of the
+``Xform`` objects above it, at a time.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from .atomic import atomic_path
+from .selection import extra_parts, frame_rate, import_optional, select_frames, strand_groups
+from .usd import Z_TO_Y, check_up_axis, to_file_axes
+
+__all__ = ["write_abc", "read_abc_strands"]
+
+
+def _abc() -> SimpleNamespace:
+    """The alembic3d and imath modules (ImportError naming the extra when missing)."""
+    mod = import_optional("alembic3d", "Alembic files", "alembic3d")
+    imath = import_optional("imath", "Alembic files", "alembic3d")
+    return SimpleNamespace(Abc=mod.Abc, G=mod.AbcGeom, core=mod.AbcCoreAbstract, imath=imath)
+
+
+def _v3(m, a: np.ndarray):
+    return m.imath.V3fArrayFromBuffer(np.ascontiguousarray(a, dtype=np.float32))
+
+
+def _ints(m, a) -> object:
+    return m.imath.IntArrayFromBuffer(np.ascontiguousarray(a, dtype=np.int32))
+
+
+def _floats(m, a) -> object:
+    return m.imath.FloatArrayFromBuffer(np.ascontiguousarray(a, dtype=np.float32))
+
+
+class _AbcCurves:
+    """One Curves object: its schema and the constant parts of its samples."""
+
+    def __init__(self, m, parent, name: str, ts: int, counts, widths, closed: bool, index):
+        self.m, self.index = m, index
+        self.obj = m.G.OCurves(parent, name, ts)
+        self.schema = self.obj.getSchema()
+        self.counts, self.widths = counts, widths
+        self.wrap = m.G.CurvePeriodicity.kPeriodic if closed else \
+            m.G.CurvePeriodicity.kNonPeriodic
+
+    def set(self, points: np.ndarray) -> None:
+        # a sample refers to the imath arrays without owning them: keep them alive until set
+        m = self.m
+        pos, counts, widths = _v3(m, points[self.index]), _ints(m, self.counts), \
+            _floats(m, self.widths)
+        width = m.G.OFloatGeomParamSample(widths, m.G.GeometryScope.kVertexScope)
+        self.schema.set(m.G.OCurvesSchemaSample(pos, counts, m.G.CurveType.kLinear, self.wrap,
+                                                width))
+
+
+class _AbcWriter:
+    """The objects of one archive and how to write one frame into them."""
+
+    def __init__(self, m, archive, traj, ts: int, up: str):
+        self.m, self.traj, self.up = m, traj, up
+        top = archive.getTop()
+        self.curves, self.meshes, self.axes = [], [], []
+        radii = np.asarray(traj.radii, dtype=np.float64)
+        for g in strand_groups(traj):
+            counts = g.counts(traj.strand_offsets)
+            c = _AbcCurves(m, top, g.name, ts, counts, np.repeat(2 * radii[g.strands], counts),
+                           g.closed, g.vertex_index(traj.strand_offsets))
+            prop = m.Abc.OInt32ArrayProperty(c.schema.getUserProperties(), "strandIndices")
+            order = _ints(m, g.strands)
+            prop.setValue(order)
+            self.curves.append((c, prop))
+        width = 2.0 * float(radii.max()) if len(radii) else 0.01
+        for part in extra_parts(traj):
+            if part.kind == "mesh":
+                self.meshes.append((part, m.G.OPolyMesh(top, part.name, ts)))
+                continue
+            k = (part.stop - part.start) // 3
+            origin = part.start + 3 * np.arange(k)
+            index = np.stack([origin, origin + 1, origin, origin + 2], axis=1).reshape(-1)
+            self.axes.append(_AbcCurves(m, top, part.name, ts, np.full(2 * k, 2),
+                                        np.full(4 * k, width), False, index))
+
+    def frame(self, k: int) -> None:
+        m = self.m
+        pos = to_file_axes(np.asarray(self.traj.positions[k]), self.up)
+        for c, _ in self.curves:
+            c.set(pos)
+        if self.meshes or self.axes:
+            extra = to_file_axes(np.asarray(self.traj.extra_points[k]), self.up)
+            for part, obj in self.meshes:
+                tri = part.triangles
+                pos, index = _v3(m, extra[part.start:part.stop]), _ints(m, tri.reshape(-1))
+                counts = _ints(m, np.full(len(tri), 3))
+                obj.getSchema().set(m.G.OPolyMeshSchemaSample(pos, index, counts))
+            for c in self.axes:
+                c.set(extra)
+
+
+def write_abc(path, traj, *, frames=None, up_axis: str = "Y", progress=None) -> Path:
+    """Write the frames ``frames`` (see :func:`~strandlab.io.selection.select_frames`) of the
+    trajectory ``traj`` (in memory or read lazily) to the Alembic file ``path`` (``.abc``);
+    returns the path.  ``up_axis``: ``"Y"`` (default, turned to y-up) or ``"Z"``;
+    ``progress(k)``: called after each frame ``k``.  Written under a temporary name and
+    renamed when complete: a failure or an interruption leaves no partial file under
+    ``path``."""
+    up = check_up_axis(up_axis)
+    sel = select_frames(frames, traj.n_frames)
+    p = Path(path)
+    if p.suffix.lower() != ".abc":
+        raise ValueError(f"{p}: an Alembic file name ends in .abc")
+    m = _abc()
+    fps = frame_rate(traj)
+    step = int(sel[1] - sel[0]) if len(sel) > 1 else 1
+    with atomic_path(p) as tmp:
+        archive = m.Abc.OArchive(str(tmp))
+        ts = archive.addTimeSampling(m.core.TimeSampling(step / fps, float(sel[0]) / fps))
+        writer = _AbcWriter(m, archive, traj, ts, up)
+        for k in sel:
+            writer.frame(int(k))
+            if progress is not None:
+                progress(int(k))
+        del writer, archive     # the archive is completed when its last reference goes
+    return p
+
+
+# ---------------------------------------------------------------------------------- reading
+def _matrix(m44) -> np.ndarray:
+    return np.array([[m44[i][j] for j in range(4)] for i in range(4)], dtype=np.float64)
+
+
+def _read_curves(m, obj, sel, xf: np.ndarray, label: str):
+    """(points [n, 3] world, counts, closed, widths [n] or None, order) of a Curves object."""
+    schema = m.G.ICurves(obj, m.Abc.WrapExistingFlag.kWrapExisting).getSchema()
+    sample = schema.getValue(sel)
+    pts = np.array(memoryview(sample.getPositions()), dtype=np.float64).reshape(-1, 3)
+    counts = np.array(list(sample.getCurvesNumVertices()), dtype=np.int64)
+    if counts.sum() != len(pts):
+        raise ValueError(f"{label}: curves {obj.getFullName()}: nVertices sum to "
+                         f"{int(counts.sum())} but there are {len(pts)} positions")
+    pts = pts @ xf[:3, :3] + xf[3, :3]          # Alembic matrices act on row vectors
+    closed = sample.getWrap() == m.G.CurvePeriodicity.kPeriodic
+    widths = None
+    wp = schema.getWidthsParam()
+    if wp.valid():
+        w = np.array(list(wp.getExpandedValue(sel).getVals()), dtype=np.float64)
+        widths = w if len(w) == len(pts) else (np.full(len(pts), w[0]) if len(w) == 1
+                                               else np.repeat(w, counts) if len(w) == len(counts)
+                                               else None)
+    order = None
+    user = schema.getUserProperties()
+    if user.valid() and user.getPropertyHeader("strandIndices") is not None:
+        order = np.array(list(m.Abc.IInt32ArrayProperty(user, "strandIndices").getValue()),
+                         dtype=np.int64)
+    return pts, counts, closed, widths, order
+
+
+def _walk(m, obj, sel, parent: np.ndarray, label: str, out: list) -> None:
+    md = obj.getMetaData()
+    xf = parent
+    if m.G.IXform.matches(md):
+        schema = m.G.IXform(obj, m.Abc.WrapExistingFlag.kWrapExisting).getSchema()
+        local = _matrix(schema.getValue(sel).getMatrix())
+        xf = local if not schema.getInheritsXforms() else local @ parent
+    elif m.G.ICurves.matches(md):
+        out.append(_read_curves(m, obj, sel, parent, label))
+    for i in range(obj.getNumChildren()):
+        _walk(m, obj.getChild(i), sel, xf, label, out)
+
+
+def read_abc_strands(path, *, time: float | None = None, up_axis: str = "Y"):
+    """The strands of every ``Curves`` object of the Alembic file ``path`` as
+    :class:`~strandlab.io.strands.Strands`, in strandlab's z-up axes (``up_axis``: the file's
+    up axis, ``"Y"`` by Alembic's convention, or ``"Z"``).
+
+    ``time`` [s]: the sample nearest that time (default: each object's first sample).  Radii
+    are half the widths.  Curves written by :func:`write_abc` come back in the run's strand
+    order.  ValueError naming the file for an unreadable archive or one without curves."""
+    from .strands import Strands
+
+    up = check_up_axis(up_axis)
+    m = _abc()
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"Alembic file {p} does not exist")
+    try:
+        archive = m.Abc.IArchive(str(p))
+    except Exception as exc:        # the bindings raise RuntimeError and friends
+        raise ValueError(f"{p} is not a readable Alembic file ({exc})") from None
+    sel = m.Abc.ISampleSelector() if time is None else m.Abc.ISampleSelector(float(time))
+    parts: list = []
+    _walk(m, archive.getTop(), sel, np.eye(4), str(p), parts)
+    if not parts:
+        raise ValueError(f"{p} has no Curves object (no strands to read)")
+    strands = Strands.from_parts(parts, label=str(p))
+    return strands.transformed(Z_TO_Y.T) if up == "Y" else strands

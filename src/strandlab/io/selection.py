@@ -1,0 +1,239 @@
+"""What the exporters share: frame selection, frame rate, strand groups and extra parts.
+
+* :func:`select_frames` turns ``"A:B:S"`` (Python slice syntax over the trajectory's frame
+  indices, ``B`` exclusive) into the frame indices to write, refusing a selection outside the
+  run instead of clipping it;
+* :func:`frame_rate` is the run's output frame rate [1/s];
+* :func:`strand_groups` splits the strands into groups written as one prim / object each:
+  strands of the same material (``metadata["scene"]["strands"][i]["material"]``, as recorded
+  by the runner) and the same closedness (a curve primitive is either periodic or not);
+* :func:`extra_parts` splits the extra points (``Scene.extra_layout``: 3 points per kinematic
+  frame, the vertices of each mesh, 3 points per rigid body) into named parts, using the run's
+  recorded scene when it agrees with the trajectory and one part of all points otherwise.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["select_frames", "frame_rate", "strand_groups", "extra_parts", "StrandGroup",
+           "ExtraPart", "prim_name", "import_optional", "INTERCHANGE_EXTRA"]
+
+#: The optional dependency group of the USD and Alembic formats.
+INTERCHANGE_EXTRA = "interchange"
+
+_SPEC = re.compile(r"^\s*(-?\d*)\s*(?::\s*(-?\d*)\s*(?::\s*(-?\d*)\s*)?)?$")
+
+
+def _bound(text: str, spec: str, what: str) -> int | None:
+    if text == "":
+        return None
+    v = int(text)
+    if v < 0:
+        raise ValueError(f"frames {spec!r}: {what} {v} is negative (frames are numbered from "
+                         "0)")
+    return v
+
+
+def select_frames(spec, n_frames: int) -> np.ndarray:
+    """Frame indices selected by ``spec`` from a run of ``n_frames`` frames, int64 [K].
+
+    ``spec``: None (every frame), an integer ``k`` (that frame alone), or a string ``"k"`` or
+    ``"A:B:S"`` with each part optional (``A`` first frame, default 0; ``B`` stop, exclusive,
+    default ``n_frames``; ``S`` step >= 1, default 1).  ValueError naming the selection for a
+    malformed one, a negative index or step, a frame outside ``0 .. n_frames - 1``, a stop past
+    ``n_frames`` or an empty selection.
+    """
+    n = int(n_frames)
+    if n < 1:
+        raise ValueError("the run has no frames to export")
+    if spec is None:
+        return np.arange(n, dtype=np.int64)
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        spec = str(int(spec))
+    if not isinstance(spec, str):
+        raise ValueError(f"frames must be 'A:B:S' or a frame index, got {spec!r}")
+    m = _SPEC.match(spec)
+    if m is None:
+        raise ValueError(f"frames {spec!r} is not 'A:B:S' (integers, each optional) or a frame "
+                         "index")
+    a, b, s = (_bound(m.group(i) or "", spec, w)
+               for i, w in ((1, "start"), (2, "stop"), (3, "step")))
+    last = f"the run has {n} frames (0 .. {n - 1})"
+    if ":" not in spec:
+        if a is None:
+            raise ValueError(f"frames {spec!r} is empty")
+        if a >= n:
+            raise ValueError(f"frame {a} is out of range: {last}")
+        return np.array([a], dtype=np.int64)
+    if s == 0:
+        raise ValueError(f"frames {spec!r}: the step must be >= 1")
+    a, b, s = (0 if a is None else a), (n if b is None else b), (1 if s is None else s)
+    if a >= n:
+        raise ValueError(f"frames {spec!r}: start {a} is out of range: {last}")
+    if b > n:
+        raise ValueError(f"frames {spec!r}: stop {b} is past the end: {last} (stop is "
+                         f"exclusive, at most {n})")
+    if b <= a:
+        raise ValueError(f"frames {spec!r} selects no frame (stop {b} <= start {a})")
+    return np.arange(a, b, s, dtype=np.int64)
+
+
+def frame_rate(traj) -> float:
+    """Output frames per second of a run [1/s]: ``1 / (dt * steps_per_frame)`` from its
+    metadata, else from the spacing of its frame times, else 24."""
+    meta = getattr(traj, "metadata", {}) or {}
+    dt, spf = meta.get("dt"), meta.get("steps_per_frame", 1)
+    if isinstance(dt, (int, float)) and isinstance(spf, int) and dt > 0 and spf >= 1:
+        return 1.0 / (float(dt) * spf)
+    times = np.asarray(traj.times, dtype=np.float64)
+    if times.shape[0] >= 2:
+        step = float(np.median(np.diff(times)))
+        if np.isfinite(step) and step > 0:
+            return 1.0 / step
+    return 24.0
+
+
+def import_optional(module: str, what: str, package: str):
+    """Import ``module`` (an optional dependency), or ImportError naming the package and the
+    extra that installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"{what} need the {package} package (import {module}); install it "
+                          f"with pip install 'strandlab[{INTERCHANGE_EXTRA}]' or pip install "
+                          f"{package}") from exc
+
+
+def prim_name(text: str) -> str:
+    """``text`` as a valid USD prim / Alembic object name (letters, digits, '_')."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", str(text)) or "_"
+    return "_" + name if name[0].isdigit() else name
+
+
+@dataclass(frozen=True)
+class StrandGroup:
+    """Strands written together: ``name``, strand indices int64 [k], ``closed``, and the
+    material (a dict of :meth:`Material.to_dict`, or None when the run does not say)."""
+
+    name: str
+    strands: np.ndarray
+    closed: bool
+    material: dict | None
+
+    def vertex_index(self, strand_offsets) -> np.ndarray:
+        """Indices of the group's vertices in the concatenated layout, int64 [n]."""
+        so = np.asarray(strand_offsets, dtype=np.int64)
+        parts = [np.arange(so[s], so[s + 1]) for s in self.strands]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def counts(self, strand_offsets) -> np.ndarray:
+        """Vertices per strand of the group, int32 [k]."""
+        so = np.asarray(strand_offsets, dtype=np.int64)
+        return (so[self.strands + 1] - so[self.strands]).astype(np.int32)
+
+
+def _strand_materials(traj) -> tuple[list, list] | None:
+    """(material index per strand, distinct material dicts) from the run's metadata."""
+    meta = getattr(traj, "metadata", {}) or {}
+    strands = (meta.get("scene") or {}).get("strands")
+    if not isinstance(strands, list) or len(strands) != traj.n_strands:
+        return None
+    known = list(meta.get("materials") or [])
+    index = []
+    for s in strands:
+        mat = s.get("material") if isinstance(s, dict) else None
+        if mat not in known:
+            known.append(mat)
+        index.append(known.index(mat))
+    return index, known
+
+
+def strand_groups(traj) -> list[StrandGroup]:
+    """The strand groups of ``traj`` (see the module docstring), in order of first strand.
+
+    Names: ``material_<k>`` (``k``: the material's index in the run's ``materials``) or
+    ``strands`` when the run records no materials, with ``_closed`` appended for closed
+    strands.  Strands of fewer than 2 vertices are left out (no curve to draw).
+    """
+    closed = np.asarray(traj.closed, dtype=bool)
+    counts = np.diff(np.asarray(traj.strand_offsets, dtype=np.int64))
+    mats = _strand_materials(traj)
+    keys: dict[tuple, list] = {}
+    for s in range(traj.n_strands):
+        if counts[s] < 2:
+            continue
+        k = -1 if mats is None else mats[0][s]
+        keys.setdefault((k, bool(closed[s])), []).append(s)
+    out = []
+    for (k, cl), members in keys.items():
+        base = "strands" if k < 0 else f"material_{k}"
+        out.append(StrandGroup(base + ("_closed" if cl else ""),
+                               np.asarray(members, dtype=np.int64), cl,
+                               None if k < 0 else mats[1][k]))
+    return out
+
+
+@dataclass(frozen=True)
+class ExtraPart:
+    """A part of the extra points: ``kind`` ``"mesh"`` (with ``triangles`` int [M, 3] local to
+    the part) or ``"points"``; ``name``; its points ``start .. stop - 1``."""
+
+    kind: str
+    name: str
+    start: int
+    stop: int
+    triangles: np.ndarray
+
+
+def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
+    scene = meta.get("scene") if isinstance(meta, dict) else None
+    if not isinstance(scene, dict):
+        return None
+    try:
+        nf = len(scene.get("frames") or [])
+        meshes = [(str(m.get("name") or f"mesh_{k}"), int(m["n_vertices"]))
+                  for k, m in enumerate(scene.get("meshes") or [])]
+        nb = len(scene.get("bodies") or [])
+    except (TypeError, KeyError, ValueError, AttributeError):
+        return None
+    if 3 * nf + sum(n for _, n in meshes) + 3 * nb != n_extra:
+        return None
+    parts, k = [], 0
+    if nf:
+        parts.append(("points", "frames", 0, 3 * nf))
+        k = 3 * nf
+    for name, n in meshes:
+        parts.append(("mesh", name, k, k + n))
+        k += n
+    if nb:
+        parts.append(("points", "bodies", k, k + 3 * nb))
+    return parts
+
+
+def extra_parts(traj) -> list[ExtraPart]:
+    """The extra points of ``traj`` split into named parts (see the module docstring)."""
+    n = traj.n_extra
+    tri = np.asarray(traj.extra_triangles, dtype=np.int64).reshape(-1, 3)
+    if n == 0:
+        return []
+    parts = _recorded_parts(getattr(traj, "metadata", {}), n)
+    if parts is None:
+        kind = "mesh" if len(tri) else "points"
+        parts = [(kind, "extra_mesh" if len(tri) else "extra_points", 0, n)]
+    out, used = [], set()
+    for kind, name, a, b in parts:
+        local = np.zeros((0, 3), np.int64)
+        if kind == "mesh":
+            local = tri[np.all((tri >= a) & (tri < b), axis=1)] - a
+        base = prim_name(name)
+        unique, k = base, 1
+        while unique in used:
+            unique, k = f"{base}_{k}", k + 1
+        used.add(unique)
+        out.append(ExtraPart(kind, unique, a, b, local))
+    return out
