@@ -58,9 +58,16 @@ def test_projection_matches_vtk_and_the_fit_keeps_everything_in_view():
         corners = np.stack(np.meshgrid(*r.bounds.T, indexing="ij"), -1).reshape(-1, 3)
         px = r.view.project(corners, SIZE)
         assert np.all((px > 0) & (px < np.array(SIZE)))
-        # the fit is tight: some corner is within a fifth of the image of its border
-        margin = np.minimum(px, np.array(SIZE) - px) / np.array(SIZE)
-        assert margin.min() < 0.2
+    # the automatic fit: the sphere around the bounds fits a wide and a tall image, tightly
+    bounds = np.array([[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]])
+    u = np.random.default_rng(1).normal(size=(400, 3))
+    sphere = np.sqrt(3.0) * u / np.linalg.norm(u, axis=1)[:, None]
+    for size in ((160, 120), (120, 160)):
+        for cam in (Camera(), Camera(elevation=-40, azimuth=200, view_angle=50)):
+            px = cam.resolve(bounds, size).project(sphere, size)
+            assert np.all((px > 0) & (px < np.array(size)))
+            margin = np.minimum(px, np.array(size) - px) / np.array(size)
+            assert margin.min() < 0.05
 
 
 def test_strands_in_their_own_colours_where_they_are():
@@ -101,16 +108,19 @@ def test_camera_stays_still_and_fits_all_frames():
 
 
 def test_thin_strands_are_widened_to_the_minimum_pixel_width():
-    counts = {}
-    for radius, min_px in ((1e-6, 3.0), (1e-6, 0.0), (0.05, 3.0)):
+    widths, true_px = {}, {}
+    for radius, min_px in ((1e-6, 3.0), (1e-6, 6.0), (1e-6, 0.0), (0.05, 3.0)):
         with TubeRenderer(_two_strands(radius=radius), size=SIZE, camera=TOP,
                           min_width_px=min_px) as r:
-            counts[radius, min_px] = _drawn(r.image(0)).sum()
-            span = r.view.project(np.array([[-0.5, 0.3, 0], [0.5, 0.3, 0]]), SIZE)
-    length_px = span[1, 0] - span[0, 0]
-    assert counts[1e-6, 3.0] >= 2 * 2.0 * length_px          # two strands, >= 2 px wide each
-    assert counts[1e-6, 0.0] < 0.5 * counts[1e-6, 3.0]       # sub-pixel without widening
-    assert counts[0.05, 3.0] > 1.8 * counts[1e-6, 3.0]       # true radius when wider
+            drawn = _drawn(r.image(0))
+            c, row = np.rint(r.view.project(np.array([[0.05, 0.3, 0.0]]), SIZE)[0]).astype(int)
+            widths[radius, min_px] = int(drawn[row - 10:row + 11, c].sum())   # across strand A
+            true_px[radius] = 2 * radius / r.view.metres_per_pixel(SIZE[1])
+    assert 3 <= widths[1e-6, 3.0] <= 4                  # widened to 3 px (+1 of edge blending)
+    assert 6 <= widths[1e-6, 6.0] <= 7
+    assert widths[1e-6, 0.0] <= 1                       # sub-pixel without widening
+    assert true_px[0.05] > 7                            # wider than the minimum: true radius
+    assert abs(widths[0.05, 3.0] - true_px[0.05]) <= 1.5
 
 
 def test_frames_as_axes_meshes_and_colliders_are_drawn():
