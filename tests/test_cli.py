@@ -2,6 +2,7 @@
 import json
 from pathlib import Path
 
+import imageio.v2 as imageio
 import numpy as np
 import pytest
 
@@ -77,9 +78,25 @@ def test_render_writes_images_and_a_video(tmp_path, capsys):
     assert code == 0
     pngs = sorted((out / "frames").glob("*.png"))
     assert len(pngs) == 3
-    videos = [p for p in (out / "video.mp4", out / "video.gif") if p.is_file()]
-    assert len(videos) == 1 and videos[0].stat().st_size > 0
-    assert str(videos[0]) in capsys.readouterr().out
+    assert not (out / "video.gif").exists()
+    with imageio.get_reader(out / "video.mp4") as reader:
+        assert reader.count_frames() == 3
+    text = capsys.readouterr().out
+    assert str(out / "video.mp4") in text and "renderer: pyvista (shaded tubes" in text
+
+
+def test_render_options_renderer_camera_colour(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["run", ROPE, "--frames", "2", "--out", str(out), "--render", "--every", "2",
+                 "--renderer", "matplotlib", "--camera", "30,45"]) == 0
+    assert len(list((out / "frames").glob("*.png"))) == 2
+    assert "renderer: matplotlib (3-D lines), as asked" in capsys.readouterr().out
+    assert main(["run", ROPE, "--frames", "1", "--out", str(out), "--render", "--quiet",
+                 "--color-by", "strain", "--camera", "20,-60,3"]) == 0
+    assert len(list((out / "frames").glob("*.png"))) == 2
+    assert main(["run", ROPE, "--frames", "1", "--out", str(out), "--render",
+                 "--camera", "10"]) == 2
+    assert "--camera: camera must be ELEV,AZIM" in capsys.readouterr().err
 
 
 def test_malformed_file_returns_2_and_names_the_item(tmp_path, capsys):
@@ -172,7 +189,7 @@ def test_demo_runs_and_renders(tmp_path, capsys):
     assert record["name"] == "demo" and record["frames"] == 2
     assert (out / "trajectory.h5").is_file()
     assert sorted((out / "frames").glob("*.png"))
-    assert (out / "video.mp4").is_file() or (out / "video.gif").is_file()
+    assert (out / "video.mp4").is_file() and not (out / "video.gif").exists()
 
 
 def test_schema_prints_the_json_schema_of_scene_files(tmp_path, capsys):

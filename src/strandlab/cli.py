@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="output folder (default: runs/demo)")
     demo.add_argument("--frames", type=_positive_int, metavar="N",
                       help="number of output frames")
+    _add_render_options(demo, every=2)  # 210 images of the 420 frames
     from . import cli_sagfree
 
     cli_sagfree.add_parser(sub, _positive_float, _positive_int)
@@ -122,9 +123,23 @@ def _add_output_options(parser: argparse.ArgumentParser, *, default_help: str) -
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help=f"output folder (default: {default_help})")
     parser.add_argument("--render", action="store_true",
-                        help="render PNG frames and a video (MP4, or GIF without ffmpeg)")
-    parser.add_argument("--every", type=_positive_int, default=1, metavar="K",
-                        help="with --render: render every K-th frame (default 1)")
+                        help="render PNG frames and an MP4 video (a GIF, with a warning, when "
+                             "ffmpeg is missing)")
+    _add_render_options(parser)
+
+
+def _add_render_options(parser: argparse.ArgumentParser, every: int = 1) -> None:
+    parser.add_argument("--every", type=_positive_int, default=every, metavar="K",
+                        help=f"with --render: render every K-th frame (default {every})")
+    parser.add_argument("--renderer", choices=("auto", "pyvista", "matplotlib"), default="auto",
+                        help="with --render: shaded tubes (pyvista) or 3-D lines (matplotlib); "
+                             "auto: pyvista when installed")
+    parser.add_argument("--camera", metavar="ELEV,AZIM[,DIST]",
+                        help="with --render: camera elevation and azimuth [deg] and distance "
+                             "[m] (default: the scene's view, distance fitted to all frames)")
+    parser.add_argument("--color-by", choices=("strand", "twist", "strain"), default="strand",
+                        help="with --render: one colour per strand, or a colour map of the "
+                             "twist [rad/m] or the strain against the first frame")
 
 
 # ---------------------------------------------------------------------------------- commands
@@ -283,24 +298,39 @@ def _write_scene_json(sim, out_dir: Path, args, argv, stats, status: str) -> Non
                                         + "\n", encoding="utf-8")
 
 
-def _render(sim, traj, out_dir: Path, every: int, out, quiet: bool) -> Path:
-    """PNG frames in ``out_dir/frames`` and a video; returns the video's path."""
-    from .render import make_video, render_trajectory
+def _camera(sim, args):
+    from .render import Camera
 
-    n = len(range(0, traj.n_frames, every))
-    bar = None
-    if not quiet:
-        from tqdm import tqdm
-        bar = tqdm(total=n, desc="rendering", unit="image")
+    text = getattr(args, "camera", None)
+    if text is None:
+        return Camera(elevation=float(sim.view[0]), azimuth=float(sim.view[1]))
     try:
-        paths = list(render_trajectory(
-            traj, out_dir / "frames", every=every,
-            colliders=[c.to_dict() for c in sim.scene.colliders], view=sim.view,
-            progress=None if bar is None else (lambda k: bar.update(1))))
-    finally:
-        if bar is not None:
-            bar.close()
-    video = make_video(paths, out_dir / "video.mp4")
+        return Camera.parse(text)
+    except ValueError as exc:
+        raise _UsageError(f"--camera: {exc}") from None
+
+
+def _render(sim, traj, out_dir: Path, args, camera, out, quiet: bool) -> Path:
+    """PNG frames in ``out_dir/frames`` and a video; returns the video's path."""
+    import warnings
+
+    from .render import choose_backend, make_video, render_trajectory
+
+    try:
+        backend, message = choose_backend(getattr(args, "renderer", "auto"))
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    print(message, file=out)
+    paths = render_trajectory(traj, out_dir / "frames", backend=backend, every=args.every,
+                              colliders=[c.to_dict() for c in sim.scene.colliders],
+                              camera=camera, size=(800, 600),
+                              color_by=getattr(args, "color_by", "strand"), title=sim.name,
+                              progress=not quiet)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        video = make_video(paths, out_dir / "video.mp4", gif_fallback=True)
+    for w in caught:    # loud even with --quiet: the MP4 asked for was not written
+        print(f"{_PROG}: warning: {w.message}", file=sys.stderr)
     print(f"frames: {out_dir / 'frames'} ({len(paths)} images)", file=out)
     print(f"video:  {video}", file=out)
     return Path(video)
@@ -323,6 +353,7 @@ def _run_scene(sim, args, argv, out) -> int:
 
     sim = _apply_overrides(sim, args)
     out_dir = _out_dir(sim, args)
+    camera = _camera(sim, args) if args.render else None     # bad --camera: before the run
     quiet = bool(getattr(args, "quiet", False))
     sink = _Null() if quiet else out
     resume = getattr(args, "resume", None)
@@ -366,7 +397,7 @@ def _run_scene(sim, args, argv, out) -> int:
         _write_scene_json(sim, out_dir, args, argv, stats, status)
         _summary(sim, traj, stats, wall, out_dir, sink)
         if args.render:
-            _render(sim, traj, out_dir, args.every, sink, quiet)
+            _render(sim, traj, out_dir, args, camera, sink, quiet)
     except OSError as exc:
         print(f"{_PROG}: error: cannot write the results to {out_dir}: {exc}", file=sys.stderr)
         return EXIT_OUTPUT
@@ -411,7 +442,6 @@ def _cmd_demo(args, argv, out) -> int:
     from .scenes import get_scene
 
     args.render = True
-    args.every = 2  # 210 images of the 420 frames: the whole demo renders in about 20 s
     args.quiet = False
     try:
         scene = get_scene("demo")

@@ -1,4 +1,5 @@
-"""Headless rendering: PNG frames, fixed camera bounds, colliders, and the video / GIF writer."""
+"""Headless rendering with matplotlib (the fallback renderer): PNG frames, fixed camera bounds,
+colliders, and the video writer (MP4, or a GIF with a warning naming the reason)."""
 import sys
 import types
 
@@ -10,7 +11,8 @@ from PIL import Image
 import strandlab.render.images as images
 import strandlab.render.video as video
 from strandlab.io.trajectory import Trajectory, load_trajectory, save_trajectory
-from strandlab.render import make_video, render_frame, render_trajectory, scene_bounds
+from strandlab.render import VideoUnavailable, make_video, render_frame, scene_bounds
+from strandlab.render.images import render_trajectory
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 COLLIDERS = [{"type": "plane", "point": [0, 0, -0.5], "normal": [0, 0.2, 1]},
@@ -144,10 +146,14 @@ def test_render_errors_name_the_problem(tmp_path):
 
 
 # ---------------------------------------------------------------------------------- video
-def test_gif_fallback_has_every_frame(tmp_path, monkeypatch):
-    monkeypatch.setattr(video, "ffmpeg_available", lambda: False)
+def test_no_mp4_is_an_error_or_a_gif_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(video, "ffmpeg_missing_reason", lambda: "imageio-ffmpeg is not installed")
     paths = render_trajectory(_trajectory(), tmp_path / "frames", dpi=30, size=(2, 2))
-    out = make_video(paths, tmp_path / "movie.mp4", fps=20)
+    with pytest.raises(VideoUnavailable, match="cannot write an MP4: imageio-ffmpeg is not"):
+        make_video(paths, tmp_path / "movie.mp4", fps=20)
+    assert not (tmp_path / "movie.gif").exists()
+    with pytest.warns(UserWarning, match=r"imageio-ffmpeg is not installed.*movie.gif instead"):
+        out = make_video(paths, tmp_path / "movie.mp4", fps=20, gif_fallback=True)
     assert out == tmp_path / "movie.gif" and out.is_file()
     with Image.open(out) as gif:
         assert gif.format == "GIF" and gif.size == (60, 60)
@@ -182,7 +188,9 @@ def test_mp4_route_with_imageio(tmp_path, monkeypatch):
     imageio.v2 = v2
     monkeypatch.setitem(sys.modules, "imageio", imageio)
     monkeypatch.setitem(sys.modules, "imageio.v2", v2)
-    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", types.ModuleType("imageio_ffmpeg"))
+    fake_ffmpeg = types.ModuleType("imageio_ffmpeg")
+    fake_ffmpeg.get_ffmpeg_exe = lambda: "ffmpeg"
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", fake_ffmpeg)
     assert video.ffmpeg_available()
     paths = render_trajectory(_trajectory(3), tmp_path / "frames", dpi=25, size=(2.2, 2))
     out = make_video(paths, tmp_path / "movie.avi", fps=24)
@@ -210,3 +218,19 @@ def test_make_video_errors(tmp_path):
     (tmp_path / "junk.png").write_bytes(b"junk")
     with pytest.raises(ValueError, match="junk.png cannot be read"):
         make_video([a, tmp_path / "junk.png"], tmp_path / "v.mp4")
+
+
+def test_missing_packages_are_named(monkeypatch):
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)       # import fails
+    assert "imageio-ffmpeg is not installed" in video.ffmpeg_missing_reason()
+    assert not video.ffmpeg_available()
+    broken = types.ModuleType("imageio_ffmpeg")
+
+    def no_binary():
+        raise RuntimeError("no ffmpeg exe could be found")
+
+    broken.get_ffmpeg_exe = no_binary
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", broken)
+    assert "finds no ffmpeg executable (no ffmpeg exe" in video.ffmpeg_missing_reason()
+    monkeypatch.setitem(sys.modules, "imageio.v2", None)
+    assert video.ffmpeg_missing_reason().startswith("imageio is not installed")

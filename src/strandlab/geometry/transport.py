@@ -18,6 +18,8 @@ __all__ = [
     "rotate_about",
     "symmetric_first_direction",
     "material_directions",
+    "transport_rows",
+    "twist_angles",
 ]
 
 
@@ -77,6 +79,30 @@ def rotate_about(u: np.ndarray, axis: np.ndarray, angle) -> np.ndarray:
 def _signed_angle(u, v, axis):
     """Signed angle from ``u`` to ``v`` about ``axis`` (all [n, 3])."""
     return np.arctan2(np.einsum("ij,ij->i", np.cross(u, v), axis), np.einsum("ij,ij->i", u, v))
+
+
+def transport_rows(u: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+    """Row-wise :func:`parallel_transport`: vectors ``u`` [n, 3] perpendicular to the unit
+    tangents ``t0`` [n, 3] carried onto the unit tangents ``t1`` [n, 3] by the minimal rotation
+    ``P(a) = a - (a . t1) / (1 + t0 . t1) (t0 + t1)``; rows whose tangents turn back by (nearly)
+    pi go through :func:`parallel_transport`."""
+    u, t0, t1 = (np.asarray(v, dtype=np.float64).reshape(-1, 3) for v in (u, t0, t1))
+    c = 1.0 + np.einsum("ij,ij->i", t0, t1)
+    ok = c > 1e-6
+    f = np.einsum("ij,ij->i", u, t1) / np.where(ok, c, 1.0)
+    out = u - f[:, None] * (t0 + t1)
+    for i in np.flatnonzero(~ok):
+        out[i] = parallel_transport(u[i], t0[i], t1[i])
+    return out
+
+
+def twist_angles(t0: np.ndarray, t1: np.ndarray, d0: np.ndarray, d1: np.ndarray) -> np.ndarray:
+    """Discrete twist [rad] between consecutive edges, shape [n]: the signed angle about
+    ``t1`` from ``d0`` (material direction of the edge with unit tangent ``t0``) transported
+    onto ``t1`` to ``d1``; all arguments [n, 3]."""
+    d1 = np.asarray(d1, dtype=np.float64).reshape(-1, 3)
+    t1 = np.asarray(t1, dtype=np.float64).reshape(-1, 3)
+    return _signed_angle(transport_rows(d0, t0, t1), d1, t1)
 
 
 def _transport_along(t: np.ndarray, d: np.ndarray) -> None:

@@ -15,13 +15,13 @@ import inspect
 from pathlib import Path
 
 import numpy as np
-from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
 from mpl_toolkits.mplot3d.axes3d import Axes3D
 
 from ..io.trajectory import TrajectoryBase, check_offsets
+from .scalars import strand_colors
 
 __all__ = ["render_frame", "render_trajectory", "scene_bounds", "DEFAULT_VIEW"]
 
@@ -171,14 +171,6 @@ def _polylines(positions: np.ndarray, offsets: np.ndarray, closed: np.ndarray) -
     return out
 
 
-def _strand_colors(n: int) -> list:
-    if n <= 10:
-        cmap = colormaps["tab10"]
-        return [cmap(k) for k in range(n)]
-    cmap = colormaps["turbo"]
-    return [cmap(0.05 + 0.9 * k / (n - 1)) for k in range(n)]
-
-
 def _line_widths(radii, n: int, bounds: np.ndarray, size) -> np.ndarray:
     """Line widths [points] approximating each strand's diameter on screen."""
     if radii is None:
@@ -297,7 +289,7 @@ class _FrameArtists:
         self.lines = None
         if n:
             self.lines = Line3DCollection(_polylines(positions, offsets, closed),
-                                          colors=_strand_colors(n),
+                                          colors=strand_colors(n),
                                           linewidths=_line_widths(radii, n, bounds, size),
                                           capstyle="round", joinstyle="round")
             ax.add_collection3d(self.lines)

@@ -1,28 +1,49 @@
-"""Assemble rendered frames into a video: MP4 with imageio-ffmpeg, else an animated GIF.
+"""Assemble rendered frames into a video: an H.264 MP4 with imageio-ffmpeg.
 
-The MP4 route needs the optional packages ``imageio`` and ``imageio-ffmpeg`` (the ``video``
-extra: ``pip install strandlab[video]``); they are imported only when :func:`make_video` runs.
-Without them the frames are written as an animated GIF with Pillow (a dependency of
-matplotlib), and the returned path has the suffix ``.gif`` instead of the one asked for.
+The MP4 route needs ``imageio`` and ``imageio-ffmpeg`` (the ``video`` extra, also part of the
+``test`` extra: ``pip install -e ".[test]"``); they are imported only when :func:`make_video`
+runs.  When the MP4 cannot be written, :func:`make_video` raises :class:`VideoUnavailable`
+naming the reason, or, with ``gif_fallback=True``, warns with the reason and writes an animated
+GIF with Pillow instead (the returned path then has the suffix ``.gif``).
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
-__all__ = ["make_video", "ffmpeg_available"]
+__all__ = ["make_video", "ffmpeg_available", "ffmpeg_missing_reason", "VideoUnavailable"]
+
+_INSTALL = "install it with: pip install 'strandlab[video]'"
+
+
+class VideoUnavailable(RuntimeError):
+    """An MP4 cannot be written; the message says why."""
+
+
+def ffmpeg_missing_reason() -> str | None:
+    """Why an MP4 cannot be written (a sentence), or None when it can: ``imageio`` or
+    ``imageio-ffmpeg`` not importable, or no ffmpeg executable found by imageio-ffmpeg."""
+    try:
+        import imageio.v2  # noqa: F401
+    except ImportError as exc:
+        return f"imageio is not installed ({exc}); {_INSTALL}"
+    try:
+        import imageio_ffmpeg
+    except ImportError as exc:
+        return f"imageio-ffmpeg is not installed ({exc}); {_INSTALL}"
+    try:
+        imageio_ffmpeg.get_ffmpeg_exe()
+    except Exception as exc:    # imageio-ffmpeg raises RuntimeError without a binary
+        return f"imageio-ffmpeg finds no ffmpeg executable ({exc})"
+    return None
 
 
 def ffmpeg_available() -> bool:
-    """Whether ``imageio`` and ``imageio-ffmpeg`` can be imported (MP4 output possible)."""
-    try:
-        import imageio.v2  # noqa: F401
-        import imageio_ffmpeg  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether an MP4 can be written (:func:`ffmpeg_missing_reason` is None)."""
+    return ffmpeg_missing_reason() is None
 
 
 def _check_inputs(image_paths, fps) -> list[Path]:
@@ -81,18 +102,30 @@ def _write_gif(paths: list[Path], out: Path, fps: float) -> Path:
     return out
 
 
-def make_video(image_paths, path, fps: float = 30) -> Path:
+def make_video(image_paths, path, fps: float = 30, *, gif_fallback: bool = False) -> Path:
     """Assemble the images ``image_paths`` (same pixel size, in order) into a video.
 
-    With ``imageio`` and ``imageio-ffmpeg`` importable: an H.264 MP4 at ``path`` with the
-    suffix ``.mp4``.  Otherwise: an animated GIF (Pillow) at ``path`` with the suffix ``.gif``,
-    looping, ``1000 / fps`` ms per frame (rounded to GIF's 10 ms resolution; Pillow merges
-    identical consecutive frames into one longer frame).  ``fps``: frames per second [1/s].
-    The parent folder is created if needed.  Returns the path actually written.
+    Writes an H.264 MP4 at ``path`` with the suffix ``.mp4``.  When that is impossible (see
+    :func:`ffmpeg_missing_reason`, or ffmpeg fails on the frames) it raises
+    :class:`VideoUnavailable` naming the reason; with ``gif_fallback`` it instead warns
+    (``UserWarning`` with the reason) and writes an animated GIF (Pillow) at ``path`` with the
+    suffix ``.gif``, looping, ``1000 / fps`` ms per frame (rounded to GIF's 10 ms resolution;
+    Pillow merges identical consecutive frames into one longer frame).  ``fps``: frames per
+    second [1/s].  The parent folder is created if needed.  Returns the path actually written.
     """
     paths = _check_inputs(image_paths, fps)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if ffmpeg_available():
-        return _write_mp4(paths, target.with_suffix(".mp4"), float(fps))
-    return _write_gif(paths, target.with_suffix(".gif"), float(fps))
+    reason = ffmpeg_missing_reason()
+    if reason is None:
+        mp4 = target.with_suffix(".mp4")
+        try:
+            return _write_mp4(paths, mp4, float(fps))
+        except (OSError, RuntimeError) as exc:
+            mp4.unlink(missing_ok=True)
+            reason = f"ffmpeg failed to write {mp4}: {exc}"
+    if not gif_fallback:
+        raise VideoUnavailable(f"cannot write an MP4: {reason}")
+    gif = target.with_suffix(".gif")
+    warnings.warn(f"cannot write an MP4 ({reason}); writing the animated GIF {gif} instead")
+    return _write_gif(paths, gif, float(fps))
