@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from der_verify import (
     cantilever,
     cantilever_mode,
@@ -31,7 +32,7 @@ from der_verify import (
 from scipy.linalg import eigh
 
 import strandlab as sl
-from strandlab.der import DERSolver
+from strandlab.der import DERSettings, DERSolver
 from strandlab.reference import cantilever_frequencies
 
 L = 1.0
@@ -142,7 +143,8 @@ def test_energy_decays_only_by_backward_euler_dissipation():
         assert abs((1.0 - measured) / (1.0 - predicted) - 1.0) < 0.003, (k, measured, predicted)
 
 
-def test_sliding_on_a_plane_stops_after_the_coulomb_distance():
+@pytest.mark.parametrize("penalty", [1.0, 0.0])
+def test_sliding_on_a_plane_stops_after_the_coulomb_distance(penalty):
     # Coulomb friction (the contact model of strandlab.collision, applied after each step, with
     # the contact penalty's impulse as the normal velocity change where a vertex is held): a
     # straight rod lying on a plane and sliding along itself at v0 = 1 m/s decelerates at
@@ -156,7 +158,8 @@ def test_sliding_on_a_plane_stops_after_the_coulomb_distance():
     b = sl.SceneBuilder(gravity=(0.0, 0.0, -g))
     b.add_strand(pts, material=MAT, velocities=(v0, 0.0, 0.0), friction=0.25)
     b.add_plane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), friction=1.0)
-    sol = DERSolver(b.build())
+    # with the contact penalty (default) the rod is held by it, without it pushed each step
+    sol = DERSolver(b.build(), DERSettings(contact_stiffness=penalty))
     st = sol.state()
     for _ in range(int(1.3 * v0 / (mu * g) / dt)):
         sol.step(st, st, dt)
@@ -166,5 +169,5 @@ def test_sliding_on_a_plane_stops_after_the_coulomb_distance():
     assert abs(distance - expected - 0.5 * v0 * dt) < 1e-3 * expected, (distance, expected)
     assert np.abs(st.v[sol.model.vertex_dof]).max() < 1e-9      # stopped, and stays
     # resting on its radius less the contact penalty's compliance rho g l^2 / (2 E) (2 um)
-    sink = 1000.0 * g * (x[1] - x[0]) ** 2 / (2.0 * 1e6)
+    sink = penalty * 1000.0 * g * (x[1] - x[0]) ** 2 / (2.0 * 1e6)
     np.testing.assert_allclose(p[:, 2], MAT.radius - sink, rtol=1e-9)
