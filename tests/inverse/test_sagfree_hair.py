@@ -59,16 +59,21 @@ def test_hair_like_strand_with_rest_twist_stays(mode, hair_naive):
     assert hair_naive > 0.1
 
 
-def test_thin_lifted_strand_converges_to_an_unstable_equilibrium_and_says_so():
-    # the same strand with a 50 um radius: balanced to round-off, but the rest curvature that
-    # lifts it makes the equilibrium a saddle (it rolls its curvature plane down by twisting)
+def _thin_lifted():
+    """The hair-like strand with a 50 um radius, unwaved: points and its scene."""
     thin = sl.Material(young_modulus=3.5e9, density=1300.0, radius=5e-5,
                        shear_modulus=3.5e9 / 3)
     pts = hair_strand(40, normal=(1, 0, 0.3), droop=0.9, length=0.2)
     b = sl.SceneBuilder()
     s = b.add_strand(pts, material=thin)
     b.attach_to_frame(s, b.add_frame(), end=0)
-    sc = b.build()
+    return pts, b.build()
+
+
+def test_thin_lifted_strand_converges_to_an_unstable_equilibrium_and_says_so():
+    # the same strand with a 50 um radius: balanced to round-off, but the rest curvature that
+    # lifts it makes the equilibrium a saddle (it rolls its curvature plane down by twisting)
+    pts, sc = _thin_lifted()
     res = optimize_rest_shape(sc, SagFreeSettings(mode="exact"))
     rep = res.reports[0]
     assert rep.status == "converged" and rep.relative_residual < 1e-6
@@ -151,13 +156,7 @@ def test_kinetic_objective_reaches_equilibrium_where_the_force_norm_stalls():
 
 
 def test_stabilize_stiffens_the_thin_lifted_strand_until_its_optimum_is_stable():
-    thin = sl.Material(young_modulus=3.5e9, density=1300.0, radius=5e-5,
-                       shear_modulus=3.5e9 / 3)
-    pts = hair_strand(40, normal=(1, 0, 0.3), droop=0.9, length=0.2)
-    b = sl.SceneBuilder()
-    s = b.add_strand(pts, material=thin)
-    b.attach_to_frame(s, b.add_frame(), end=0)
-    sc = b.build()
+    pts, sc = _thin_lifted()
     res = optimize_rest_shape(sc, SagFreeSettings(mode="exact", stiffen=True, stabilize=True))
     rep = res.reports[0]
     # factor 2 leaves one negative mode, 4 none (both measured): bisection ends between them
