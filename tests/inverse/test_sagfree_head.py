@@ -1,6 +1,6 @@
 """A whole hairstyle on a head whose roots are moved and stopped (Takahashi and Batty's hair
 examples): optimized with ``strandlab sagfree --stabilize``, the hair returns to its shape after
-the head nods by 20 degrees and back; the same hair with its input shape as rest shape stays
+the head nods by 20 degrees and back (8 s in all); the same hair with its input shape as rest shape stays
 sagged, and the unstabilized exact optimum (saddles for some thin lifted strands) falls off it.
 
 Thin human hair (radius 40 um, E = 3.5 GPa), 24 wavy strands of 30 vertices, 17 to 23 cm."""
@@ -12,7 +12,7 @@ from strandlab.io.hairfile import read_hair
 from strandlab.io.restshape import read_rest_shape
 from strandlab.scenes.hair_head import hair_on_head
 
-SECONDS = 5.0
+SECONDS = 8.0
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_stabilized_hairstyle_returns_to_its_shape_after_the_head_stops(hair_fil
     print(f"\nafter the nod: {back / length:.1e} of the length with the stabilized rest shape, "
           f"{sagged / length:.2f} with the input as rest shape, {saddle / length:.2f} with the "
           f"unstabilized exact optimum; largest strain {strain:.3f}")
-    assert back < 2e-3 * length          # back where it was (0.07 mm measured)
-    assert sagged > 50 * back            # the input shape as rest shape sags (2.7 cm)
-    assert saddle > 50 * back            # saddles are left for another equilibrium (9.7 cm)
+    assert back < 2e-3 * length          # back where it was (0.13 mm measured)
+    assert sagged > 50 * back            # the input shape as rest shape sags (2.4 cm)
+    assert saddle > 50 * back            # saddles are left for another equilibrium (11 cm)
     assert strain < 0.05
