@@ -87,6 +87,7 @@ class Scratch(NamedTuple):
     lam: np.ndarray                #: Multipliers of the direct length solve [m kg], [E]
     tri_c: np.ndarray              #: Modified upper diagonal of the direct solve, [E]
     tri_d: np.ndarray              #: Modified right-hand side of the direct solve, [E]
+    dirs: np.ndarray               #: Segment directions of the direct solve, [E, 3]
     tw_goal: np.ndarray            #: Sum of region increments per segment [rad], [E]
     tw_count: np.ndarray           #: Regions of each segment, [E]
     depth: np.ndarray              #: Contact depth [m], [V]

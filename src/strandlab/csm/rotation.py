@@ -9,9 +9,11 @@ the kernels of :mod:`strandlab.csm.kernels` and :mod:`strandlab.csm.twist`:
   decomposition ``A = R S``; for a degenerate ``A`` (a straight region: rank 1; a planar
   one: rank 2) it is still a proper rotation, and it is the one nearest to the previous step's
   (warm start), so a straight region does not spin about its own axis.  The iteration turns a
-  quaternion by ``omega = sum_j r_j x a_j / |sum_j r_j . a_j|`` (the columns ``r_j`` of ``R``
-  and ``a_j`` of ``A``) until ``|omega|`` is below a tolerance (Mueller, Bender, Chentanez and
-  Macklin 2016, "A robust method to extract the rotational part of deformations").
+  quaternion, warm-started at the previous step's, as Mueller, Bender, Chentanez and Macklin
+  2016 ("A robust method to extract the rotational part of deformations"), but by the Newton
+  step of ``trace(R^T A)`` where its Hessian is positive definite (quadratic convergence, also
+  for nearly straight regions, whose spin the gradient step of that paper settles only
+  slowly) and by their gradient step elsewhere, until the turn is below a tolerance.
 - :func:`quat_rotate`: ``R(q) v``.
 - :func:`transport`: a vector carried from one unit tangent to another by the minimal
   rotation (parallel transport).
@@ -28,6 +30,8 @@ __all__ = ["rotation_of_moment", "quat_rotate", "transport", "signed_angle", "wr
 
 #: Rotation iterations at most per region and call (a warm start needs one to three).
 MAX_ROTATION_ITERATIONS = 30
+#: Largest turn of one iteration [rad].
+MAX_TURN = 0.5
 #: Stop when the rotation update [rad] falls below this.
 ROTATION_TOLERANCE = 1e-12
 
@@ -47,18 +51,45 @@ def quat_rotate(qw, qx, qy, qz, vx, vy, vz):
 
 
 @njit(**_OPTS)
-def _column_terms(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz):
-    """``sum_j r_j x a_j`` (three floats) and ``sum_j r_j . a_j`` for the columns ``r_j`` of
-    ``R(q)`` and ``a, b, c`` of ``A``."""
+def _newton_step(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz):
+    """The turn ``delta`` [rad] (three floats) that raises ``trace(R^T A)`` at ``R = R(q)``
+    (columns ``a, b, c`` of ``A``).
+
+    With ``M = A R^T = sum_j a_j r_j^T`` the gradient is ``g = sum_j r_j x a_j`` and the
+    Hessian ``H = trace(M) I - sym(M)``; the Newton step ``H^-1 g`` (regularised by
+    ``1e-9 trace(M)``: a straight region's spin is undetermined, and ``g`` has no part along it)
+    is taken where ``H`` is positive definite, else the gradient step ``g / |trace(M)|``.
+    """
     r0x, r0y, r0z = quat_rotate(qw, qx, qy, qz, 1.0, 0.0, 0.0)
     r1x, r1y, r1z = quat_rotate(qw, qx, qy, qz, 0.0, 1.0, 0.0)
     r2x, r2y, r2z = quat_rotate(qw, qx, qy, qz, 0.0, 0.0, 1.0)
-    ox = (r0y * az - r0z * ay) + (r1y * bz - r1z * by) + (r2y * cz - r2z * cy)
-    oy = (r0z * ax - r0x * az) + (r1z * bx - r1x * bz) + (r2z * cx - r2x * cz)
-    oz = (r0x * ay - r0y * ax) + (r1x * by - r1y * bx) + (r2x * cy - r2y * cx)
-    d = (r0x * ax + r0y * ay + r0z * az) + (r1x * bx + r1y * by + r1z * bz) \
-        + (r2x * cx + r2y * cy + r2z * cz)
-    return ox, oy, oz, d
+    gx = (r0y * az - r0z * ay) + (r1y * bz - r1z * by) + (r2y * cz - r2z * cy)
+    gy = (r0z * ax - r0x * az) + (r1z * bx - r1x * bz) + (r2z * cx - r2x * cz)
+    gz = (r0x * ay - r0y * ax) + (r1x * by - r1y * bx) + (r2x * cy - r2y * cx)
+    # M = a r0^T + b r1^T + c r2^T (symmetric part)
+    m00 = ax * r0x + bx * r1x + cx * r2x
+    m11 = ay * r0y + by * r1y + cy * r2y
+    m22 = az * r0z + bz * r1z + cz * r2z
+    m01 = 0.5 * (ax * r0y + bx * r1y + cx * r2y + ay * r0x + by * r1x + cy * r2x)
+    m02 = 0.5 * (ax * r0z + bx * r1z + cx * r2z + az * r0x + bz * r1x + cz * r2x)
+    m12 = 0.5 * (ay * r0z + by * r1z + cy * r2z + az * r0y + bz * r1y + cz * r2y)
+    tr = m00 + m11 + m22
+    reg = tr * (1.0 + 1e-9)
+    h00, h11, h22 = reg - m00, reg - m11, reg - m22
+    h01, h02, h12 = -m01, -m02, -m12
+    c00 = h11 * h22 - h12 * h12
+    c01 = h02 * h12 - h01 * h22
+    c02 = h01 * h12 - h02 * h11
+    det = h00 * c00 + h01 * c01 + h02 * c02
+    if tr > 0.0 and h00 > 0.0 and h00 * h11 - h01 * h01 > 0.0 and det > 0.0:
+        c11 = h00 * h22 - h02 * h02
+        c12 = h01 * h02 - h00 * h12
+        c22 = h00 * h11 - h01 * h01
+        return ((c00 * gx + c01 * gy + c02 * gz) / det,
+                (c01 * gx + c11 * gy + c12 * gz) / det,
+                (c02 * gx + c12 * gy + c22 * gz) / det)
+    inv = 1.0 / (abs(tr) + 1e-9)
+    return gx * inv, gy * inv, gz * inv
 
 
 @njit(cache=True, error_model="numpy")
@@ -79,14 +110,12 @@ def rotation_of_moment(a00, a01, a02, a10, a11, a12, a20, a21, a22, qw, qx, qy, 
     bx, by, bz = a01 * s, a11 * s, a21 * s
     cx, cy, cz = a02 * s, a12 * s, a22 * s
     for _ in range(MAX_ROTATION_ITERATIONS):
-        ox, oy, oz, d = _column_terms(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz)
-        inv = 1.0 / (abs(d) + 1e-9)
-        ox *= inv
-        oy *= inv
-        oz *= inv
+        ox, oy, oz = _newton_step(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz)
         w = math.sqrt(ox * ox + oy * oy + oz * oz)
         if w < ROTATION_TOLERANCE:
             break
+        if w > MAX_TURN:
+            ox, oy, oz, w = ox * MAX_TURN / w, oy * MAX_TURN / w, oz * MAX_TURN / w, MAX_TURN
         h = 0.5 * w
         sh = math.sin(h) / w
         dw, dx, dy, dz = math.cos(h), ox * sh, oy * sh, oz * sh

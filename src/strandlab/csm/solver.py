@@ -171,7 +171,7 @@ class CSMSolver:
         self.scratch = Scratch(
             x_old=z((nv, 3)), x_free=z((nv, 3)), goal=z((nv, 3)), count=z(nv),
             sm_mass=z(nv), sm_weight=np.ones(nv), f_twist=z((nv, 3)), f_load=z((nv, 3)),
-            dv=z((nv, 3)), correction=z(ne), lam=z(ne), tri_c=z(ne), tri_d=z(ne),
+            dv=z((nv, 3)), correction=z(ne), lam=z(ne), tri_c=z(ne), tri_d=z(ne), dirs=z((ne, 3)),
             tw_goal=z(ne), tw_count=z(ne), depth=z(nv),
             normal=z((nv, 3)), mu=z(nv), drive_pos=np.array(m.drive_local),
             twist_target=np.array(m.twist_local))

@@ -140,6 +140,7 @@ def _direct(a, b, m, st, sc):
             if cn > -TAUT * m.rest_length[m.vertex_edge[i + 1]] and w[i + 1] + w[i + 2] > 0.0:
                 upper = -w[i + 1] * (nx * qx + ny * qy + nz * qz)
         sc.tri_c[e] = upper / den
+        sc.dirs[e, 0], sc.dirs[e, 1], sc.dirs[e, 2] = nx, ny, nz
         px, py, pz = nx, ny, nz
         prev_active = active
     nxt = 0.0
@@ -148,13 +149,14 @@ def _direct(a, b, m, st, sc):
         lam = sc.tri_d[e] - sc.tri_c[e] * nxt
         sc.lam[e] = lam
         nxt = lam
-    # apply; a multiplier that would push the ends apart (lam > 0) is dropped
+    # apply all along the directions they were solved for (exact momenta); a multiplier that
+    # would push the ends apart (lam > 0) is dropped
     for i in range(a, b):
         e = m.vertex_edge[i]
         lam = min(sc.lam[e], 0.0)
         if lam == 0.0:
             continue
-        nx, ny, nz, c = _unit_excess(i, m, st)
+        nx, ny, nz = sc.dirs[e, 0], sc.dirs[e, 1], sc.dirs[e, 2]
         st.x[i, 0] -= w[i] * lam * nx
         st.x[i, 1] -= w[i] * lam * ny
         st.x[i, 2] -= w[i] * lam * nz

@@ -147,35 +147,65 @@ def update_frames(a, b, m, st, x_old, twist_target):
 
 
 @njit(**_OPTS)
+def _increment(j, first, n_e, held0, held1, m, theta):
+    """Increment ``theta - theta_rest`` and weight of the chain's segment ``j``, which may lie
+    beyond a clamped end (``j < 0`` with ``held0``, ``j >= n_e`` with ``held1``): there the
+    increments continue by odd reflection about the clamped one, so that a uniform twist
+    between clamps is kept as it is."""
+    if j < 0:
+        e0 = m.vertex_edge[first]
+        e = m.vertex_edge[first - j]
+        return 2.0 * (theta[e0] - m.rest_theta[e0]) - (theta[e] - m.rest_theta[e]), \
+            m.edge_mass[e]
+    if j >= n_e:
+        e1 = m.vertex_edge[first + n_e - 1]
+        e = m.vertex_edge[first + 2 * (n_e - 1) - j]
+        return 2.0 * (theta[e1] - m.rest_theta[e1]) - (theta[e] - m.rest_theta[e]), \
+            m.edge_mass[e]
+    e = m.vertex_edge[first + j]
+    return theta[e] - m.rest_theta[e], m.edge_mass[e]
+
+
+@njit(**_OPTS)
 def average_twist(a, b, m, st, goal, count, iterations):
     """Eqs. (1)-(3) on the segments of chain ``a..b``, ``iterations`` times (each pass reads
-    the angles of the previous one); ``goal`` and ``count`` [E] are scratch."""
+    the angles of the previous one); ``goal`` and ``count`` [E] are scratch.
+
+    Regions are clipped at a free end (where the twist relaxes to none) and continued by odd
+    reflection past a clamped one (:func:`_increment`; regions centred there too), so that
+    between two clamps the angles
+    settle to a uniform twist, the minimum of the twisting energy, instead of crowding next to
+    the clamps."""
     theta = st.theta
-    first = a
-    n_e = b - a        # segments of the chain: vertex_edge[first + j], j = 0 .. n_e - 1
+    n_e = b - a        # segments of the chain: vertex_edge[a + j], j = 0 .. n_e - 1
     if n_e < 2:
         return
+    held0 = m.edge_drive[m.vertex_edge[a]] >= 0
+    held1 = m.edge_drive[m.vertex_edge[b - 1]] >= 0
     for _ in range(iterations):
         for j in range(n_e):
-            e = m.vertex_edge[first + j]
+            e = m.vertex_edge[a + j]
             goal[e] = 0.0
             count[e] = 0.0
-        for k in range(n_e):
-            w = m.twist_half_width[m.vertex_edge[first + k]]
-            lo = max(0, k - w)
-            hi = min(n_e - 1, k + w)
+        k0 = -m.twist_half_width[m.vertex_edge[a]] if held0 else 0
+        k1 = n_e - 1 + (m.twist_half_width[m.vertex_edge[b - 1]] if held1 else 0)
+        for k in range(max(k0, -(n_e - 1)), min(k1, 2 * (n_e - 1)) + 1):
+            km = -k if k < 0 else (2 * (n_e - 1) - k if k >= n_e else k)   # mirrored
+            w = m.twist_half_width[m.vertex_edge[a + km]]
+            lo = max(k - w, -(n_e - 1)) if held0 else max(0, k - w)
+            hi = min(k + w, 2 * (n_e - 1)) if held1 else min(n_e - 1, k + w)
             num = 0.0
             den = 0.0
             for j in range(lo, hi + 1):
-                e = m.vertex_edge[first + j]
-                num += (theta[e] - m.rest_theta[e]) * m.edge_mass[e]
-                den += m.edge_mass[e]
+                d, wt = _increment(j, a, n_e, held0, held1, m, theta)
+                num += d * wt
+                den += wt
             inc = num / den                                  # eq. (1)
-            for j in range(lo, hi + 1):
-                e = m.vertex_edge[first + j]
+            for j in range(max(lo, 0), min(hi, n_e - 1) + 1):
+                e = m.vertex_edge[a + j]
                 goal[e] += inc                               # eq. (2)
                 count[e] += 1.0
         for j in range(n_e):
-            e = m.vertex_edge[first + j]
+            e = m.vertex_edge[a + j]
             if m.edge_drive[e] < 0:
                 theta[e] = m.rest_theta[e] + goal[e] / count[e]   # eq. (3)
