@@ -96,7 +96,7 @@ def test_a_length_pass_keeps_linear_and_angular_momentum(solver):
     sol, st = _stretched(5)
     x0 = st.x.copy()
     m = sol.model.arrays.mass
-    T.strain_limit(0, 16, sol.model.arrays, st.arrays, sol.scratch, 1, solver)
+    T.strain_limit(0, 16, sol.model.arrays, st.arrays, sol.scratch, 1, solver, 0.01)
     lin, ang = _momenta(x0, st.x - x0, m)
     scale = (m[:, None] * np.abs(st.x - x0)).sum()
     assert np.abs(lin).max() < 1e-12 * scale
@@ -108,7 +108,7 @@ def test_a_length_pass_keeps_linear_and_angular_momentum(solver):
                                            (T.LENGTH_GAUSS_SEIDEL, 400)])
 def test_length_passes_reach_the_maximum_lengths(solver, passes):
     sol, st = _stretched(7)
-    T.strain_limit(0, 16, sol.model.arrays, st.arrays, sol.scratch, passes, solver)
+    T.strain_limit(0, 16, sol.model.arrays, st.arrays, sol.scratch, passes, solver, 0.01)
     strain = np.linalg.norm(np.diff(st.x, axis=0), axis=1) / sol.model.arrays.rest_length - 1
     assert strain.max() < 1e-6
     # each segment's own corrections are recorded (they make the tension)
@@ -121,7 +121,7 @@ def test_direct_length_solve_reaches_long_chains_gauss_seidel_does_not():
     out = {}
     for solver in (T.LENGTH_DIRECT, T.LENGTH_GAUSS_SEIDEL):
         st.arrays.x[...] = x
-        T.strain_limit(0, 16, sol.model.arrays, st.arrays, sol.scratch, 6, solver)
+        T.strain_limit(0, 16, sol.model.arrays, st.arrays, sol.scratch, 6, solver, 0.01)
         out[solver] = (np.linalg.norm(np.diff(st.x, axis=0), axis=1)
                        / sol.model.arrays.rest_length - 1).max()
     assert out[T.LENGTH_DIRECT] < 1e-6 < 1e-3 < out[T.LENGTH_GAUSS_SEIDEL]

@@ -33,7 +33,7 @@ def test_twisting_force_is_minus_the_gradient_of_the_twisting_energy(seed):
     a = st.arrays
     x_ref, th, u = a.x.copy(), a.theta.copy(), a.u.copy()
     f = np.zeros_like(x_ref)
-    e0 = twist_forces(0, len(x_ref) - 1, sol.model.arrays, a, f)
+    e0 = twist_forces(0, len(x_ref) - 1, sol.model.arrays, a, f, np.zeros(len(f)))
     assert e0 > 0 and np.abs(f).max() > 0
     eps = 1e-7
     fd = np.zeros_like(f)
@@ -56,7 +56,7 @@ def test_twisting_forces_have_no_net_force_and_balance_the_torque_on_the_angles(
     sol, st = _twisted(3, n=12)
     a = st.arrays
     f = np.zeros_like(a.x)
-    twist_forces(0, 12, sol.model.arrays, a, f)
+    twist_forces(0, 12, sol.model.arrays, a, f, np.zeros(len(f)))
     scale = np.abs(f).max()
     assert np.abs(f.sum(axis=0)).max() < 1e-12 * scale
     torque = np.cross(a.x, f).sum(axis=0)

@@ -4,7 +4,8 @@ One substep runs these phases on every chain (a run of particles joined by untor
 in this order; chains are independent, so the drivers loop over them with ``prange``:
 
 1. ``PH_TWIST_FORCE``: twisting forces from the current state (:mod:`.twist`, eqs. 4-5);
-2. ``PH_INTEGRATE``: time integration: ``v += h f / m`` (gravity, loads, twisting), damping,
+2. ``PH_INTEGRATE``: time integration: ``v += h f / m`` (gravity, loads; the twisting force
+   divided by ``m + h^2 k`` with ``k`` its stiffness estimate), damping,
    ``x* = x + h v``; held particles move to their targets;
 3. ``PH_SHAPE``: chain shape matching: per region (half-width ``w``) the rotation of its moment
    matrix and the goal positions, blended per particle by its per-region mass; then
@@ -72,9 +73,10 @@ def _integrate(a, b, m, st, sc, p):
                 x[i, r] = sc.drive_pos[d, r]
             continue
         w = m.inv_mass[i]
+        wt = 1.0 / (m.mass[i] + h * h * sc.k_twist[i])
         for r in range(3):
-            f = m.mass[i] * g[r] + sc.f_load[i, r] + sc.f_twist[i, r]
-            v[i, r] = (v[i, r] + h * w * f) * p.damping
+            f = m.mass[i] * g[r] + sc.f_load[i, r]
+            v[i, r] = (v[i, r] + h * (w * f + wt * sc.f_twist[i, r])) * p.damping
             x[i, r] += h * v[i, r]
 
 
@@ -209,7 +211,7 @@ def _step_chain(c, phases, m, st, sc, p):
     b = st.chain_start[c + 1] - 1
     torn = 0
     if phases & PH_TWIST_FORCE:
-        twist_forces(a, b, m, st, sc.f_twist)
+        twist_forces(a, b, m, st, sc.f_twist, sc.k_twist)
     if phases & PH_INTEGRATE:
         _integrate(a, b, m, st, sc, p)
     if phases & PH_SHAPE:

@@ -64,7 +64,7 @@ class StateArrays(NamedTuple):
     u: np.ndarray                  #: Twist-free (Bishop) frame directions, unit, [E, 3]
     quat: np.ndarray               #: Rotation of each shape-matching region (w, x, y, z), [V, 4]
     plastic_strain: np.ndarray     #: Permanent strain of each segment, [E]
-    tension: np.ndarray            #: Last tension estimate [N], [E]
+    tension: np.ndarray            #: Stored tension (estimates followed over time) [N], [E]
     torn: np.ndarray               #: Torn segments, bool [E]
     rupture: np.ndarray            #: Rupture stress of each segment [Pa], [E]
     chain_start: np.ndarray        #: First vertex of each chain, then V, int [V + 1]
@@ -81,6 +81,7 @@ class Scratch(NamedTuple):
     sm_mass: np.ndarray            #: Particle mass in shape matching [kg], [V]
     sm_weight: np.ndarray          #: Mass factor in shape matching (contacts: heavier), [V]
     f_twist: np.ndarray            #: Twisting force [N], [V, 3]
+    k_twist: np.ndarray            #: Stiffness estimate of the twisting force [N/m], [V]
     f_load: np.ndarray             #: Point loads [N], [V, 3]
     dv: np.ndarray                 #: Rebound (flicking) velocity change [m/s], [V, 3]
     correction: np.ndarray         #: Length correction of each segment's constraint [m], [E]
@@ -88,6 +89,8 @@ class Scratch(NamedTuple):
     tri_c: np.ndarray              #: Modified upper diagonal of the direct solve, [E]
     tri_d: np.ndarray              #: Modified right-hand side of the direct solve, [E]
     dirs: np.ndarray               #: Segment directions of the direct solve, [E, 3]
+    excess: np.ndarray             #: Excess lengths of the direct solve [m], [E]
+    active: np.ndarray             #: Rows of the direct solve in use (1) or not (0), [E]
     tw_goal: np.ndarray            #: Sum of region increments per segment [rad], [E]
     tw_count: np.ndarray           #: Regions of each segment, [E]
     depth: np.ndarray              #: Contact depth [m], [V]
@@ -109,6 +112,7 @@ class StepParams(NamedTuple):
     twist_iterations: int          #: Twist-averaging passes (eqs. 1-3)
     tension_mode: int              #: TENSION_IMPULSE or TENSION_LENGTH
     tension_scale: float           #: k_stiff / (mu / h^2)
+    tension_rate: float            #: Fraction of the way the stored tension follows a substep
     flicking: bool                 #: Rebound from released tension
     flick_scale: float             #: Factor on the rebound velocity
     plasticity: bool               #: Plastic elongation past the yield stress

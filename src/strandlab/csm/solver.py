@@ -76,6 +76,9 @@ class CSMSettings:
         (its unconstrained minus constrained length, eq. 8 as printed).
     tension_scale : ``k_stiff`` of eq. 8 in units of ``mu / h^2`` (the stiffness that turns a
         correction made in one substep into a force: 1 gives the constraint force).
+    tension_time : time [s] over which the stored tension of a segment follows its
+        estimates (the estimates of one substep are noisy); the stored tension sets the
+        elastic elongation and is what a released segment rebounds with.
     flicking : rebound of released tension (false: strings fall quietly, for comparison).
     flick_scale : factor on the rebound velocity.
     plasticity : permanent elongation past the yield stress.
@@ -98,6 +101,7 @@ class CSMSettings:
     damping: float = 0.0
     tension: str = "impulse"
     tension_scale: float = 1.0
+    tension_time: float = 0.05
     flicking: bool = True
     flick_scale: float = 1.0
     plasticity: bool = True
@@ -119,6 +123,7 @@ class CSMSettings:
         for name in ("damping", "flick_scale"):
             _check(name, getattr(self, name), lo=0.0)
         _check("tension_scale", self.tension_scale, lo=0.0, lo_open=True)
+        _check("tension_time", self.tension_time, lo=0.0, lo_open=True)
         _check("contact_weight", self.contact_weight, lo=1.0)
         for name in ("max_strain", "max_speed"):
             _check(name, getattr(self, name), lo=0.0, lo_open=True, allow_none=True)
@@ -170,8 +175,10 @@ class CSMSolver:
         z = np.zeros
         self.scratch = Scratch(
             x_old=z((nv, 3)), x_free=z((nv, 3)), goal=z((nv, 3)), count=z(nv),
-            sm_mass=z(nv), sm_weight=np.ones(nv), f_twist=z((nv, 3)), f_load=z((nv, 3)),
-            dv=z((nv, 3)), correction=z(ne), lam=z(ne), tri_c=z(ne), tri_d=z(ne), dirs=z((ne, 3)),
+            sm_mass=z(nv), sm_weight=np.ones(nv), f_twist=z((nv, 3)), k_twist=z(nv),
+            f_load=z((nv, 3)),
+            dv=z((nv, 3)), correction=z(ne), lam=z(ne), tri_c=z(ne), tri_d=z(ne),
+            dirs=z((ne, 3)), excess=z(ne), active=z(ne),
             tw_goal=z(ne), tw_count=z(ne), depth=z(nv),
             normal=z((nv, 3)), mu=z(nv), drive_pos=np.array(m.drive_local),
             twist_target=np.array(m.twist_local))
@@ -299,7 +306,8 @@ class CSMSolver:
                           int(st.shape_iterations), int(st.iterations),
                           _LENGTH[st.length_solver],
                           int(st.twist_iterations), _TENSION[st.tension],
-                          float(st.tension_scale), bool(st.flicking), float(st.flick_scale),
+                          float(st.tension_scale), float(min(1.0, h / st.tension_time)),
+                          bool(st.flicking), float(st.flick_scale),
                           bool(st.plasticity), bool(st.tearing), int(state.n_chains))
 
     def kernel(self):

@@ -10,11 +10,15 @@ Strain limiting keeps every segment no longer than its maximum length
 - ``direct``: per pass, the linearised constraints of all stretched segments of the chain
   and of the taut ones (within ``TAUT`` of their maximum length) solved together (a
   tridiagonal system in the segments' multipliers, Thomas algorithm), then applied; a segment
-  whose multiplier would push its ends apart is left free.  It reaches the
-  maximum lengths of long chains that Gauss-Seidel approaches only after about ``n^2`` passes.
+  whose multiplier would push its ends apart is left free and the system solved again.  It
+  reaches the maximum lengths of long chains that Gauss-Seidel approaches only after about
+  ``n^2`` passes.
 
 Both move the two particles of a segment in proportion to their inverse masses along the
 segment, so every projection keeps the linear and angular momentum of the chain.  Each
+constraint has the compliance of the segment's material (:func:`compliance`, as in XPBD):
+negligible for a string that can meet its lengths, it keeps the system solvable and the
+tension finite (the elastic force) for a string stretched between held particles.  Each
 segment's own length corrections add up in ``correction`` [m]; the tension (eq. 8) is
 ``k_stiff dl`` with ``k_stiff = tension_scale mu / h^2`` (``mu`` the segment's reduced mass: the
 force that makes a correction ``dl`` in one substep) and ``dl`` those corrections (impulse
@@ -39,6 +43,10 @@ _OPTS = {"cache": True, "error_model": "numpy"}
 #: The direct solver includes segments within this fraction of their maximum length (taut),
 #: so that a correction carries through a run of segments that are exactly at their length.
 TAUT = 1e-3
+#: A segment whose tension estimate falls below this fraction of its stored tension is released.
+RELEASED = 0.5
+#: Re-solves of the direct solver at most per pass (each frees the segments it found pushing).
+MAX_RESOLVES = 30
 
 
 @njit(**_OPTS)
@@ -56,7 +64,17 @@ def natural_scale(e, m, st):
 
 
 @njit(**_OPTS)
-def _limit_segment(i, m, st, sc):
+def compliance(e, m, st, h):
+    """Compliance of segment ``e``'s length constraint over a substep ``h`` [s], in inverse
+    mass [1/kg]: ``L / (E A h^2)`` with its current length and section.  It is negligible next
+    to the particles' inverse masses wherever the constraint can be met, and bounds the tension
+    of a segment stretched between held particles to its elastic force ``E A dl / L``."""
+    return m.rest_length[e] * natural_scale(e, m, st) * (1.0 + st.plastic_strain[e]) / (
+        m.young[e] * m.area0[e] * h * h)
+
+
+@njit(**_OPTS)
+def _limit_segment(i, m, st, sc, h):
     """Project segment ``vertex_edge[i]`` (``i`` to ``i + 1``) onto its maximum length."""
     x = st.x
     e = m.vertex_edge[i]
@@ -67,25 +85,25 @@ def _limit_segment(i, m, st, sc):
     lmax = m.rest_length[e] * natural_scale(e, m, st)
     wa, wb = m.inv_mass[i], m.inv_mass[i + 1]
     if ln > lmax and wa + wb > 0.0:
-        c = (ln - lmax) / (ln * (wa + wb))
+        c = (ln - lmax) / (ln * (wa + wb + compliance(e, m, st, h)))
         x[i, 0] += wa * c * dx
         x[i, 1] += wa * c * dy
         x[i, 2] += wa * c * dz
         x[i + 1, 0] -= wb * c * dx
         x[i + 1, 1] -= wb * c * dy
         x[i + 1, 2] -= wb * c * dz
-        sc.correction[e] += ln - lmax
+        sc.correction[e] += c * ln * (wa + wb)
 
 
 @njit(**_OPTS)
-def _gauss_seidel(a, b, m, st, sc, it):
+def _gauss_seidel(a, b, m, st, sc, it, h):
     """One Gauss-Seidel pass, forward when ``it`` is even, else backward."""
     if it % 2 == 0:
         for i in range(a, b):
-            _limit_segment(i, m, st, sc)
+            _limit_segment(i, m, st, sc, h)
     else:
         for i in range(b - 1, a - 1, -1):
-            _limit_segment(i, m, st, sc)
+            _limit_segment(i, m, st, sc, h)
 
 
 @njit(**_OPTS)
@@ -103,57 +121,73 @@ def _unit_excess(i, m, st):
 
 
 @njit(**_OPTS)
-def _direct(a, b, m, st, sc):
-    """One pass of the direct solver on chain ``a..b`` (see the module docstring).
-
-    Unknowns: the multiplier ``lam_i`` [m kg] of each segment, ``dx_j = w_j sum_i lam_i
-    grad_j C_i``; rows of segments that are not stretched (or whose ends are both held) read
-    ``lam_i = 0``.  Forward elimination keeps the modified upper diagonal in ``sc.tri_c`` and
-    right-hand side in ``sc.tri_d``; ``sc.lam`` receives the solution.
-    """
+def _solve(a, b, m, st, sc, h):
+    """The tridiagonal system of the active segments of chain ``a..b`` (``sc.active``), from
+    the directions ``sc.dirs`` and excess lengths ``sc.excess``, into ``sc.lam`` (Thomas
+    algorithm: modified upper diagonal in ``sc.tri_c``, right-hand side in ``sc.tri_d``).
+    Returns the number of active multipliers that came out positive (pushing apart); those
+    segments are made inactive."""
     w = m.inv_mass
-    px = py = pz = 0.0
-    prev_active = False
     for i in range(a, b):
         e = m.vertex_edge[i]
-        nx, ny, nz, c = _unit_excess(i, m, st)
-        diag = w[i] + w[i + 1]
-        active = c > -TAUT * m.rest_length[e] and diag > 0.0
-        lower = 0.0
-        if active and prev_active:
-            lower = -w[i] * (px * nx + py * ny + pz * nz)
-        if not active:
-            diag, c = 1.0, 0.0
-        # upper coupling to the next segment, set when it is active (checked there): use the
-        # symmetric value from this side, the next row's lower = this row's upper
+        act = sc.active[e] > 0.0
+        diag, c, lower, upper = 1.0, 0.0, 0.0, 0.0
+        if act:
+            diag, c = w[i] + w[i + 1] + compliance(e, m, st, h), sc.excess[e]
+            if i > a and sc.active[m.vertex_edge[i - 1]] > 0.0:
+                ep = m.vertex_edge[i - 1]
+                lower = -w[i] * (sc.dirs[ep, 0] * sc.dirs[e, 0] + sc.dirs[ep, 1] * sc.dirs[e, 1]
+                                 + sc.dirs[ep, 2] * sc.dirs[e, 2])
+            if i + 1 < b and sc.active[m.vertex_edge[i + 1]] > 0.0:
+                en = m.vertex_edge[i + 1]
+                upper = -w[i + 1] * (sc.dirs[en, 0] * sc.dirs[e, 0]
+                                     + sc.dirs[en, 1] * sc.dirs[e, 1]
+                                     + sc.dirs[en, 2] * sc.dirs[e, 2])
+        den, rhs = diag, -c
         if i > a:
             ep = m.vertex_edge[i - 1]
-            den = diag - lower * sc.tri_c[ep]
-            rhs = -c - lower * sc.tri_d[ep]
-        else:
-            den = diag
-            rhs = -c
+            den -= lower * sc.tri_c[ep]
+            rhs -= lower * sc.tri_d[ep]
         sc.tri_d[e] = rhs / den
-        upper = 0.0
-        if active and i + 1 < b:
-            qx, qy, qz, cn = _unit_excess(i + 1, m, st)
-            if cn > -TAUT * m.rest_length[m.vertex_edge[i + 1]] and w[i + 1] + w[i + 2] > 0.0:
-                upper = -w[i + 1] * (nx * qx + ny * qy + nz * qz)
         sc.tri_c[e] = upper / den
-        sc.dirs[e, 0], sc.dirs[e, 1], sc.dirs[e, 2] = nx, ny, nz
-        px, py, pz = nx, ny, nz
-        prev_active = active
     nxt = 0.0
+    pushing = 0
     for i in range(b - 1, a - 1, -1):
         e = m.vertex_edge[i]
         lam = sc.tri_d[e] - sc.tri_c[e] * nxt
         sc.lam[e] = lam
         nxt = lam
-    # apply all along the directions they were solved for (exact momenta); a multiplier that
-    # would push the ends apart (lam > 0) is dropped
+        if lam > 0.0 and sc.active[e] > 0.0:
+            sc.active[e] = 0.0
+            pushing += 1
+    return pushing
+
+
+@njit(**_OPTS)
+def _direct(a, b, m, st, sc, h):
+    """One pass of the direct solver on chain ``a..b`` (see the module docstring).
+
+    Unknowns: the multiplier ``lam_i`` [m kg] of each segment, ``dx_j = w_j sum_i lam_i
+    grad_j C_i``; active rows (stretched or taut segments with a free end) ask for
+    ``C_i + grad C_i . dx = 0``, the others read ``lam_i = 0``.  A segment whose multiplier
+    comes out pushing its ends apart is made inactive and the system solved again (at most
+    ``MAX_RESOLVES`` times), so that no multiplier is dropped after its neighbours counted on it.
+    """
+    w = m.inv_mass
     for i in range(a, b):
         e = m.vertex_edge[i]
-        lam = min(sc.lam[e], 0.0)
+        nx, ny, nz, c = _unit_excess(i, m, st)
+        sc.dirs[e, 0], sc.dirs[e, 1], sc.dirs[e, 2] = nx, ny, nz
+        sc.excess[e] = c
+        taut = c > -TAUT * m.rest_length[e] and w[i] + w[i + 1] > 0.0
+        sc.active[e] = 1.0 if taut else 0.0
+    for _ in range(MAX_RESOLVES):
+        if _solve(a, b, m, st, sc, h) == 0:
+            break
+    # apply all along the directions they were solved for (exact momenta)
+    for i in range(a, b):
+        e = m.vertex_edge[i]
+        lam = min(sc.lam[e], 0.0) if sc.active[e] > 0.0 else 0.0
         if lam == 0.0:
             continue
         nx, ny, nz = sc.dirs[e, 0], sc.dirs[e, 1], sc.dirs[e, 2]
@@ -167,17 +201,17 @@ def _direct(a, b, m, st, sc):
 
 
 @njit(**_OPTS)
-def strain_limit(a, b, m, st, sc, iterations, solver):
-    """Strain limiting of chain ``a..b``: ``iterations`` passes of ``solver``
-    (LENGTH_GAUSS_SEIDEL or LENGTH_DIRECT); ``sc.correction`` accumulates each segment's own
-    length corrections [m]."""
+def strain_limit(a, b, m, st, sc, iterations, solver, h):
+    """Strain limiting of chain ``a..b`` over a substep ``h`` [s]: ``iterations`` passes of
+    ``solver`` (LENGTH_GAUSS_SEIDEL or LENGTH_DIRECT); ``sc.correction`` accumulates each
+    segment's own length corrections [m]."""
     for i in range(a, b):
         sc.correction[m.vertex_edge[i]] = 0.0
     for it in range(iterations):
         if solver == LENGTH_DIRECT:
-            _direct(a, b, m, st, sc)
+            _direct(a, b, m, st, sc, h)
         else:
-            _gauss_seidel(a, b, m, st, sc, it)
+            _gauss_seidel(a, b, m, st, sc, it, h)
 
 
 @njit(**_OPTS)
@@ -229,28 +263,42 @@ def _tension(i, m, st, sc, p):
 
 @njit(**_OPTS)
 def tension_phase(a, b, m, st, sc, p):
-    """Phase 4 on chain ``a..b``; returns the number of segments torn."""
+    """Phase 4 on chain ``a..b``: strain limiting, then per segment the tension estimate
+    (eq. 8) and its stress, plastic elongation past the yield stress, tearing past the
+    rupture stress (one per chain and substep: the most overstressed); the stored tension
+    ``st.tension`` (which sets the stress and the elastic part of the maximum length) follows
+    the estimates at the rate ``tension_rate`` per substep, and while a segment is released
+    (its estimate below ``RELEASED`` times the stored tension) the tension it lets go throws
+    its ends back (flicking).  Returns the number of segments torn."""
     for i in range(a, b + 1):
         for r in range(3):
             sc.x_free[i, r] = st.x[i, r]
-    strain_limit(a, b, m, st, sc, p.length_iterations, p.length_solver)
+    strain_limit(a, b, m, st, sc, p.length_iterations, p.length_solver, p.h)
     torn = 0
+    worst, at = 1.0, -1
     for i in range(a, b):
         e = m.vertex_edge[i]
         t_new = _tension(i, m, st, sc, p)
         t_old = st.tension[e]
-        sigma = _stress(e, t_new, m, st)
+        # the stored tension follows the estimates over ``tension_time``
+        t = t_old + p.tension_rate * (t_new - t_old)
+        st.tension[e] = t
+        if p.flicking and t_new < RELEASED * t_old:
+            # released: the tension let go throws the segment's ends back (flicking)
+            _rebound(i, e, t_old - t, m, st, sc, p)
+        sigma = _stress(e, t, m, st)
         if p.plasticity and sigma > m.yield_stress[e]:
             # bilinear curve: total strain sigma_y / E + (sigma - sigma_y) / E_p, of which
             # sigma / E comes back on unloading
             eps = (sigma - m.yield_stress[e]) * (1.0 / m.plastic_modulus[e] - 1.0 / m.young[e])
             st.plastic_strain[e] = max(st.plastic_strain[e], eps)
-        if p.tearing and sigma > st.rupture[e]:
-            st.torn[e] = True
-            st.tension[e] = 0.0
-            torn += 1
-            continue
-        st.tension[e] = t_new
-        if p.flicking and t_old > t_new:
-            _rebound(i, e, t_old - t_new, m, st, sc, p)
+        if p.tearing and sigma > worst * st.rupture[e]:
+            worst, at = sigma / st.rupture[e], i
+    if at >= 0:
+        # one tear per chain and substep, where the stress is furthest past the rupture
+        # stress: the tension of the rest of the chain is gone with it
+        e = m.vertex_edge[at]
+        st.torn[e] = True
+        st.tension[e] = 0.0
+        torn = 1
     return torn

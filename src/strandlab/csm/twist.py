@@ -61,14 +61,18 @@ def _excess_twist(e0, e1, m, st):
 
 
 @njit(**_OPTS)
-def twist_forces(a, b, m, st, f_out):
-    """Twisting forces [N] on the particles ``a..b`` of one chain into ``f_out`` [V, 3]
-    (overwritten there).  Returns the twisting energy [J]."""
+def twist_forces(a, b, m, st, f_out, k_out):
+    """Twisting forces [N] on the particles ``a..b`` of one chain into ``f_out`` [V, 3], and
+    an estimate of their stiffness on each particle [N/m] into ``k_out`` [V] (the diagonal of
+    the force Jacobian, ``|dE/dm| / l^2`` per stencil: the time integration divides the
+    force's velocity change by ``1 + h^2 k / m``, which keeps explicit twisting forces
+    stable); both overwritten there.  Returns the twisting energy [J]."""
     x = st.x
     for v in range(a, b + 1):
         f_out[v, 0] = 0.0
         f_out[v, 1] = 0.0
         f_out[v, 2] = 0.0
+        k_out[v] = 0.0
     energy = 0.0
     for v in range(a + 1, b):
         e0 = m.vertex_edge[v - 1]
@@ -99,6 +103,10 @@ def twist_forces(a, b, m, st, f_out):
         f_out[v, 0] += (cb - ca) * kx
         f_out[v, 1] += (cb - ca) * ky
         f_out[v, 2] += (cb - ca) * kz
+        ac = abs(c)
+        k_out[v - 1] += ac / (la * la)
+        k_out[v + 1] += ac / (lb * lb)
+        k_out[v] += ac * (1.0 / la + 1.0 / lb) ** 2
     return energy
 
 
