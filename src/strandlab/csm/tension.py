@@ -224,24 +224,26 @@ def segment_length(x, i):
 
 
 @njit(**_OPTS)
-def _rebound(i, e, release, m, st, sc, p):
-    """Flicking: segment ``e`` (``i`` to ``i + 1``) released ``release`` [N] of tension; its
-    particles gain the relative velocity ``release / sqrt(mu k)`` towards each other
-    (``mu`` the reduced mass, ``k = E A / L0``: the stored elastic energy
-    ``release^2 / (2 k)`` as kinetic energy of the pair), split by mass (momentum kept)."""
+def _rebound(i, e, release, span, m, st, sc, p):
+    """Flicking: segment ``e`` (``i`` to ``i + 1``) released ``release`` [N] of tension.  The
+    tension acts as the bouncing-back force (the paper) for the time the release takes to run
+    along the string and back, ``2 span / c`` (``span`` [m] the chain's rest length,
+    ``c = sqrt(E / rho)`` the speed of sound in it): equal and opposite impulses on the two
+    particles, towards each other (momentum kept).  Inside a uniformly tensed string they
+    cancel; they throw the ends back, with the impulse ``T 2 L / c`` of a released elastic
+    string, whose energy ``T^2 L / (2 E A)`` a heavy end takes (``flick_scale`` scales it)."""
     wa, wb = m.inv_mass[i], m.inv_mass[i + 1]
     if wa + wb <= 0.0:
         return
-    mu = 1.0 / (wa + wb)
-    k = m.young[e] * m.area0[e] / ((1.0 + st.plastic_strain[e]) * m.rest_length[e])
-    dv = p.flick_scale * release / math.sqrt(mu * k)
+    rho = m.edge_mass[e] / (m.area0[e] * m.rest_length[e])
+    impulse = p.flick_scale * release * 2.0 * span / math.sqrt(m.young[e] / rho)
     ln = segment_length(st.x, i)
     if ln <= 0.0:
         return
     for r in range(3):
         n = (st.x[i + 1, r] - st.x[i, r]) / ln
-        sc.dv[i, r] += wa * mu * dv * n
-        sc.dv[i + 1, r] -= wb * mu * dv * n
+        sc.dv[i, r] += wa * impulse * n
+        sc.dv[i + 1, r] -= wb * impulse * n
 
 
 @njit(**_OPTS)
@@ -276,6 +278,9 @@ def tension_phase(a, b, m, st, sc, p):
     strain_limit(a, b, m, st, sc, p.length_iterations, p.length_solver, p.h)
     torn = 0
     worst, at = 1.0, -1
+    span = 0.0
+    for i in range(a, b):
+        span += m.rest_length[m.vertex_edge[i]]
     for i in range(a, b):
         e = m.vertex_edge[i]
         t_new = _tension(i, m, st, sc, p)
@@ -285,7 +290,7 @@ def tension_phase(a, b, m, st, sc, p):
         st.tension[e] = t
         if p.flicking and t_new < RELEASED * t_old:
             # released: the tension let go throws the segment's ends back (flicking)
-            _rebound(i, e, t_old - t, m, st, sc, p)
+            _rebound(i, e, t_old - t, span, m, st, sc, p)
         sigma = _stress(e, t, m, st)
         if p.plasticity and sigma > m.yield_stress[e]:
             # bilinear curve: total strain sigma_y / E + (sigma - sigma_y) / E_p, of which

@@ -82,9 +82,9 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in (
                "torsional rigidity (Figs. 6d-e)", csm_twist_rigidity),
     SceneEntry("csm_tearing", "chain shape matching: five threads of increasing strength "
                "pulled together, the weakest tears first (Fig. 7)", csm_tearing),
-    SceneEntry("csm_flicking", "chain shape matching: a pulled cord released bounces back "
+    SceneEntry("csm_flicking", "chain shape matching: a pulled thread released bounces back "
                "(Fig. 8)", csm_flicking),
-    SceneEntry("csm_no_flicking", "chain shape matching: the pulled cord released without "
+    SceneEntry("csm_no_flicking", "chain shape matching: the pulled thread released without "
                "flicking just hangs (Fig. 8)", lambda **kw: csm_flicking(flicking=False, **kw)),
 )}
 

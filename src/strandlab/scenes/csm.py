@@ -67,10 +67,12 @@ def csm_twist_loop(*, segments: int = 100, length: float = 1.0, turns: float = 4
 def csm_telephone_cord(*, segments: int = 100, length: float = 0.8, turns: float = 10.0,
                        twist_time: float = 5.0, end_travel: float = 0.5, frames: int = 400,
                        dt: float = 0.01, twist_stiffness: float = 4e-4,
-                       gravity: float = 9.81) -> Simulation:
-    """Fig. 6b: a hanging string, clamped at the top; its clamped lower end turns ``turns``
-    times while rising ``end_travel`` [m]: the stored twist coils the string into a spiral,
-    like a telephone cord (writhe, measured)."""
+                       gravity: float = 0.0) -> Simulation:
+    """Fig. 6b: a cord clamped at both ends (the top one fixed); its lower end turns
+    ``turns`` times while rising ``end_travel`` [m]: the stored twist coils the cord into a
+    spiral, like a telephone cord (writhe, measured).  ``gravity`` [m/s^2] pulls along the
+    cord (none by default: with gravity and no contacts between its segments the coils slip
+    through each other as they form)."""
     b = SceneBuilder(gravity=(0.0, 0.0, -gravity))
     rest = line((0.0, 0.0, length), (0.0, 0.0, 0.0), segments)
     s = b.add_strand(_bumped(rest, 0.01 * length), rest_points=rest, material=RUBBER,
@@ -123,7 +125,8 @@ def csm_mobile(*, segments: int = 40, length: float = 0.5, arm: float = 0.2,
 
 def csm_twist_rigidity(*, segments: int = 60, length: float = 0.6, turns: float = 1.0,
                        twist_time: float = 1.0, frames: int = 200, dt: float = 0.01,
-                       narrow: int = 1, wide: int = 6) -> Simulation:
+                       narrow: int = 1, wide: int = 6,
+                       twist_iterations: int = 50) -> Simulation:
     """Figs. 6d-e: two strings clamped at both ends, turned at one end by ``turns``; the first
     has uniform twist regions (half-width ``narrow``), the second regions of half-width
     ``wide`` on its second half (a larger torsional rigidity there).  How the twist spreads
@@ -143,8 +146,9 @@ def csm_twist_rigidity(*, segments: int = 60, length: float = 0.6, turns: float 
         b.attach_to_frame(s, b.add_frame((length, y, 0.0), angular_velocity=(omega, 0, 0),
                                          stop=twist_time), end=-1)
     params = dict(segments=segments, length=length, turns=turns, twist_time=twist_time,
-                  narrow=narrow, wide=wide)
-    return _sim("csm_twist_rigidity", b.build(), CSMSettings(), dt, frames, 1,
+                  narrow=narrow, wide=wide, twist_iterations=twist_iterations)
+    return _sim("csm_twist_rigidity", b.build(), CSMSettings(twist_iterations=twist_iterations),
+                dt, frames, 1,
                 "uniform against non-uniform torsional rigidity: how the twist spreads "
                 "(chain shape matching, Figs. 6d-e)", params)
 
@@ -188,14 +192,14 @@ def csm_tearing(*, segments: int = 60, length: float = 0.6, rupture: float = 1e6
 def csm_flicking(*, flicking: bool = True, segments: int = 60, length: float = 0.6,
                  pull: float = 20.0, release: float = 0.5, bob: float = 0.01,
                  frames: int = 100, dt: float = 0.01) -> Simulation:
-    """Fig. 8: a rubber cord hangs from a clamp and ends in a bob, pulled down by ``pull``
-    [N] until ``release`` [s], then let go.  With flicking the released tension throws the
-    cord back up (the rebound is measured); without it (``flicking=False``) the cord just
-    hangs."""
+    """Fig. 8: a nylon thread hangs from a clamp and ends in a bob, pulled down by ``pull``
+    [N] until ``release`` [s], then let go.  Its elastic elongation under the pull is tiny
+    (0.2 %), so without flicking (``flicking=False``) the thread just hangs when let go; with
+    flicking the released tension throws the bob back up (the rebound is measured)."""
     b = SceneBuilder(gravity=(0.0, 0.0, -9.81))
     pts = line((0.0, 0.0, length), (0.0, 0.0, 0.0), segments)
-    s = b.add_strand(pts, material=RUBBER, radius=_bob(len(pts), RUBBER.radius, bob),
-                     d1=(1.0, 0.0, 0.0), name="cord")
+    s = b.add_strand(pts, material=NYLON, radius=_bob(len(pts), NYLON.radius, bob),
+                     d1=(1.0, 0.0, 0.0), name="thread")
     b.attach_to_frame(s, b.add_frame((0.0, 0.0, length)), end=0)
 
     def hand(t, f=pull, stop=release):
@@ -207,6 +211,6 @@ def csm_flicking(*, flicking: bool = True, segments: int = 60, length: float = 0
                   release=release, bob=bob)
     settings = CSMSettings(flicking=flicking, substeps=8, iterations=12)
     return _sim(name, b.build(), settings, dt, frames, 1,
-                "a pulled cord released " + ("bounces back (flicking)" if flicking else
+                "a pulled thread released " + ("bounces back (flicking)" if flicking else
                                              "without flicking: it just hangs")
                 + " (chain shape matching, Fig. 8)", params)
