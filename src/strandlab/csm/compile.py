@@ -13,8 +13,8 @@ Material mapping (SI):
   torsional rigidity; default ``half_width``);
 - the stress-strain curve: Young's modulus ``E`` (elastic slope), ``plastic_modulus`` [Pa]
   (plastic slope, default ``E / 10``), ``yield_stress`` and ``rupture_stress`` [Pa] (default:
-  never), ``rupture_variation`` (relative spread of the rupture stress along the string,
-  default 1e-4, the paper's 0.01 %).
+  never; a yield stress defaults to the rupture stress), ``rupture_variation`` (relative
+  spread of the rupture stress along the string, default 1e-4, the paper's 0.01 %).
 """
 from __future__ import annotations
 
@@ -83,8 +83,8 @@ def _stress(name, opts, default, label):
 def _material(opts, st, label):
     """Stress-strain parameters of a strand, checked (ValueError naming the strand)."""
     e = float(st.material.young_modulus)
-    ys = _stress("yield_stress", opts, math.inf, label)
     rs = _stress("rupture_stress", opts, math.inf, label)
+    ys = _stress("yield_stress", opts, rs, label)   # default: brittle, no plastic range
     ep = _stress("plastic_modulus", opts, 0.1 * e, label)
     if rs < ys:
         raise ValueError(f"{label}: csm option 'rupture_stress' ({rs:g} Pa) is below "
