@@ -81,11 +81,11 @@ def _integrate(a, b, m, st, sc, p):
 
 
 @njit(**_OPTS)
-def _advance(i, m, st, px, py, pz):
+def _advance(i, m, sc, px, py, pz):
     """Rest coordinates of particle ``i + 1`` from those of ``i``: its segment's rest vector
-    scaled by :func:`natural_scale`."""
+    scaled by :func:`natural_scale` (``sc.scale``, set once per pass)."""
     e = m.vertex_edge[i]
-    s = natural_scale(e, m, st)
+    s = sc.scale[e]
     return px + s * m.rest_edge[e, 0], py + s * m.rest_edge[e, 1], pz + s * m.rest_edge[e, 2]
 
 
@@ -108,7 +108,7 @@ def _region_sums(lo, hi, m, st, sc):
         ry += w * py
         rz += w * pz
         if i < hi:
-            px, py, pz = _advance(i, m, st, px, py, pz)
+            px, py, pz = _advance(i, m, sc, px, py, pz)
     return mt, cx / mt, cy / mt, cz / mt, rx / mt, ry / mt, rz / mt
 
 
@@ -133,7 +133,7 @@ def _match_region(k, lo, hi, m, st, sc):
         a21 += dz * qy
         a22 += dz * qz
         if i < hi:
-            px, py, pz = _advance(i, m, st, px, py, pz)
+            px, py, pz = _advance(i, m, sc, px, py, pz)
     q = st.quat
     qw, qx_, qy_, qz_ = rotation_of_moment(a00, a01, a02, a10, a11, a12, a20, a21, a22,
                                            q[k, 0], q[k, 1], q[k, 2], q[k, 3])
@@ -145,13 +145,16 @@ def _match_region(k, lo, hi, m, st, sc):
         sc.goal[i, 1] += gy + cy
         sc.goal[i, 2] += gz + cz
         if i < hi:
-            px, py, pz = _advance(i, m, st, px, py, pz)
+            px, py, pz = _advance(i, m, sc, px, py, pz)
 
 
 @njit(**_OPTS)
 def shape_match(a, b, m, st, sc, alpha):
     """One shape-matching pass over chain ``a..b``: regions, goals, and
     ``x += alpha (goal - x)`` for the free particles."""
+    for i in range(a, b):
+        e = m.vertex_edge[i]
+        sc.scale[e] = natural_scale(e, m, st)
     for i in range(a, b + 1):
         sc.count[i] = 0.0
         sc.sm_mass[i] = m.mass[i] * sc.sm_weight[i]

@@ -78,6 +78,7 @@ class Scratch(NamedTuple):
     x_free: np.ndarray             #: Positions before strain limiting [m], [V, 3]
     goal: np.ndarray               #: Sum of goal positions [m], [V, 3]
     count: np.ndarray              #: Regions of each particle, [V]
+    scale: np.ndarray              #: Maximum over rest length of each segment, [E]
     sm_mass: np.ndarray            #: Particle mass in shape matching [kg], [V]
     sm_weight: np.ndarray          #: Mass factor in shape matching (contacts: heavier), [V]
     f_twist: np.ndarray            #: Twisting force [N], [V, 3]

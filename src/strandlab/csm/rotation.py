@@ -30,10 +30,13 @@ __all__ = ["rotation_of_moment", "quat_rotate", "transport", "signed_angle", "wr
 
 #: Rotation iterations at most per region and call (a warm start needs one to three).
 MAX_ROTATION_ITERATIONS = 30
+#: Relative regularisation of the Newton step (damps turns about a nearly straight region's axis,
+#: which its moment hardly determines).
+REGULARISATION = 1e-6
 #: Largest turn of one iteration [rad].
 MAX_TURN = 0.5
 #: Stop when the rotation update [rad] falls below this.
-ROTATION_TOLERANCE = 1e-12
+ROTATION_TOLERANCE = 1e-10
 
 _OPTS = {"cache": True, "inline": "always", "error_model": "numpy"}
 
@@ -57,7 +60,8 @@ def _newton_step(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz):
 
     With ``M = A R^T = sum_j a_j r_j^T`` the gradient is ``g = sum_j r_j x a_j`` and the
     Hessian ``H = trace(M) I - sym(M)``; the Newton step ``H^-1 g`` (regularised by
-    ``1e-9 trace(M)``: a straight region's spin is undetermined, and ``g`` has no part along it)
+    ``REGULARISATION trace(M)``: a straight region's spin is undetermined, and ``g`` has no
+    part along it)
     is taken where ``H`` is positive definite, else the gradient step ``g / |trace(M)|``.
     """
     r0x, r0y, r0z = quat_rotate(qw, qx, qy, qz, 1.0, 0.0, 0.0)
@@ -74,7 +78,7 @@ def _newton_step(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz):
     m02 = 0.5 * (ax * r0z + bx * r1z + cx * r2z + az * r0x + bz * r1x + cz * r2x)
     m12 = 0.5 * (ay * r0z + by * r1z + cy * r2z + az * r0y + bz * r1y + cz * r2y)
     tr = m00 + m11 + m22
-    reg = tr * (1.0 + 1e-9)
+    reg = tr * (1.0 + REGULARISATION)
     h00, h11, h22 = reg - m00, reg - m11, reg - m22
     h01, h02, h12 = -m01, -m02, -m12
     c00 = h11 * h22 - h12 * h12

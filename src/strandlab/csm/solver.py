@@ -174,7 +174,7 @@ class CSMSolver:
         nv, ne = m.n_vertices, m.n_edges
         z = np.zeros
         self.scratch = Scratch(
-            x_old=z((nv, 3)), x_free=z((nv, 3)), goal=z((nv, 3)), count=z(nv),
+            x_old=z((nv, 3)), x_free=z((nv, 3)), goal=z((nv, 3)), count=z(nv), scale=z(ne),
             sm_mass=z(nv), sm_weight=np.ones(nv), f_twist=z((nv, 3)), k_twist=z(nv),
             f_load=z((nv, 3)),
             dv=z((nv, 3)), correction=z(ne), lam=z(ne), tri_c=z(ne), tri_d=z(ne),
