@@ -8,7 +8,8 @@ in this order; chains are independent, so the drivers loop over them with ``pran
    divided by ``m + h^2 k`` with ``k`` its stiffness estimate), damping,
    ``x* = x + h v``; held particles move to their targets;
 3. ``PH_SHAPE``: chain shape matching: per region (half-width ``w``) the rotation of its moment
-   matrix and the goal positions, blended per particle by its per-region mass; then
+   matrix and the goal positions, blended per particle by its per-region mass (held particles
+   count :data:`HELD_WEIGHT` times theirs); then
    ``x += alpha (goal - x)`` (``sm_iterations`` times);
 4. ``PH_TENSION``: strain limiting (per-segment maximum lengths, Gauss-Seidel passes in
    alternating directions), the tension of each segment (eq. 8), the stress-strain curve
@@ -47,6 +48,10 @@ PH_COLLIDE = 16
 PH_VELOCITY = 32
 PH_TWIST = 64
 PH_MOTION = 63          #: phases 1-6
+
+#: Mass factor of held particles in shape matching: they set the fit of their regions (a
+#: clamp holds the orientation of the string's end instead of acting as a hinge).
+HELD_WEIGHT = 1e6
 
 CHECK_OK = 0
 CHECK_NONFINITE = 1
@@ -157,7 +162,8 @@ def shape_match(a, b, m, st, sc, alpha):
         sc.scale[e] = natural_scale(e, m, st)
     for i in range(a, b + 1):
         sc.count[i] = 0.0
-        sc.sm_mass[i] = m.mass[i] * sc.sm_weight[i]
+        sc.sm_mass[i] = m.mass[i] * sc.sm_weight[i] * (HELD_WEIGHT if m.inv_mass[i] == 0.0
+                                                       else 1.0)
         sc.goal[i, 0] = 0.0
         sc.goal[i, 1] = 0.0
         sc.goal[i, 2] = 0.0
