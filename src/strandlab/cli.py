@@ -71,7 +71,8 @@ def _positive_float(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``strandlab`` command."""
     p = argparse.ArgumentParser(prog=_PROG, description="Simulate elastic strands "
-                                "(position-based and discrete elastic rods).")
+                                "(position-based rods, discrete elastic rods, chain shape "
+                                "matching).")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     sub.add_parser("scenes", help="list the built-in scenes")
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dt", type=_positive_float, metavar="S", help="time step [s]")
     run.add_argument("--solver", metavar="NAME",
                      help="run the scene with another solver (its default settings): "
-                          "'pbd' or 'der'")
+                          "'pbd', 'der' or 'csm'")
     run.add_argument("--rest", type=Path, metavar="FILE",
                      help="with a hair file: the rest-shape file of 'strandlab sagfree'")
     run.add_argument("--scale", type=_positive_float, default=1.0, metavar="S",

@@ -261,10 +261,12 @@ def _strand_kwargs(s: sf.StrandTable, n: int) -> dict:
                 pbd[key] = getattr(s.pbd, key)
         if pbd:
             kw.setdefault("options", {})["pbd"] = pbd
-    if s.der is not None:
-        der = {k: v for k, v in s.der.model_dump().items() if v is not None}
-        if der:
-            kw.setdefault("options", {})["der"] = der
+    for solver in ("der", "csm"):
+        table = getattr(s, solver)
+        if table is not None:
+            opts = {k: v for k, v in table.model_dump().items() if v is not None}
+            if opts:
+                kw.setdefault("options", {})[solver] = opts
     return kw
 
 

@@ -209,11 +209,13 @@ class SceneTable(_Table):
 class SolverTable(_Table):
     """``[solver]``: ``type`` names the solver; the other keys are that solver's settings
     (for ``pbd``: the fields of ``strandlab.PBDSettings``; for ``der``: of
-    ``strandlab.DERSettings``), checked by the solver."""
+    ``strandlab.DERSettings``; for ``csm``: of ``strandlab.CSMSettings``), checked by the
+    solver."""
 
     model_config = ConfigDict(extra="allow")
-    type: Text = Field("pbd", description="the solver: 'pbd' (position-based elastic rods) or "
-                                          "'der' (discrete elastic rods)")
+    type: Text = Field("pbd", description="the solver: 'pbd' (position-based elastic rods), "
+                                          "'der' (discrete elastic rods) or 'csm' (chain "
+                                          "shape matching)")
 
 
 class MaterialTable(_Table):
@@ -316,6 +318,28 @@ class DERStrandOptions(_Table):
         None, description="rest twist per inner vertex [rad]")
 
 
+class CSMStrandOptions(_Table):
+    """``csm = {...}``: options of the chain-shape-matching solver for one strand; other
+    solvers ignore them (docs/csm.md).  Half-widths are checked against the strand by the
+    solver (at least 1, at most its number of segments)."""
+
+    half_width: Integer = Field(None, description="shape-matching region half-width (default 2)")
+    twist_half_width: _either(Integer, _list_of(Integer, "a list of integers, one per segment",
+                                                at_least=1), _is_list) = Field(
+        None, description="twist region half-width, one number or one per segment (a "
+                          "non-uniform torsional rigidity; default: half_width)")
+    twist_stiffness: Positive = Field(None, description="twisting stiffness beta [N m^2] "
+                                                        "(default G J)")
+    yield_stress: Positive = Field(None, description="yield stress [Pa] (default: the "
+                                                     "rupture stress)")
+    rupture_stress: Positive = Field(None, description="rupture stress [Pa] (default: never "
+                                                       "tears)")
+    plastic_modulus: Positive = Field(None, description="plastic slope of the stress-strain "
+                                                        "curve [Pa] (default E / 10)")
+    rupture_variation: Fraction = Field(None, description="relative random spread of the "
+                                                          "rupture stress (default 1e-4)")
+
+
 class StrandTable(_Table):
     """``[[strands]]``: one rod, open or closed; exactly one of points, line, helix, circle."""
 
@@ -350,6 +374,7 @@ class StrandTable(_Table):
                                                     "collider's alone)")
     pbd: PBDStrandOptions = Field(None, description="options of the pbd solver")
     der: DERStrandOptions = Field(None, description="options of the der solver")
+    csm: CSMStrandOptions = Field(None, description="options of the csm solver")
 
     @property
     def shape(self) -> str:

@@ -188,7 +188,8 @@ class TrajectoryWriter:
         f, self._file, self._datasets = self._file, None, {}
         f.close()
         self._file = h5py.File(self.path, "r+")
-        self._datasets = {name: self._file[name] for name in ("times",) + _FRAME_DATASETS}
+        self._datasets = {name: self._file[name] for name in ("times",) + _FRAME_DATASETS
+                          + ("edge_broken",) if name in self._file}
 
     # ------------------------------------------------------------------ state
     @property
@@ -228,11 +229,13 @@ class TrajectoryWriter:
                              f"({arr[bad[0]].tolist()})")
         return arr
 
-    def append(self, time: float, positions, d1, extra_points=None) -> int:
+    def append(self, time: float, positions, d1, extra_points=None, edge_broken=None) -> int:
         """Write one frame; returns the number of frames written.
 
         ``time`` [s] (finite, not below the previous frame's), ``positions`` [V, 3] (m),
-        ``d1`` [E, 3] (unit vectors), ``extra_points`` [X, 3] (m; may be omitted when X = 0).
+        ``d1`` [E, 3] (unit vectors), ``extra_points`` [X, 3] (m; may be omitted when X = 0),
+        ``edge_broken`` (bool [E], from solvers that tear strands; given from the first frame
+        on, it is recorded in the dataset ``edge_broken`` [T, E]).
         A frame with a wrong shape or a non-finite value is refused (ValueError naming the
         frame and the array) and nothing of it is written.
         """
@@ -253,6 +256,22 @@ class TrajectoryWriter:
         arrays = {"positions": self._frame_array("positions", positions, k),
                   "d1": self._frame_array("d1", d1, k),
                   "extra_points": self._frame_array("extra_points", extra_points, k)}
+        if edge_broken is not None:
+            broken = np.asarray(edge_broken, dtype=np.uint8)
+            if broken.shape != self._shape["d1"][:1]:
+                raise ValueError(f"frame {k}: edge_broken has shape {broken.shape}, expected "
+                                 f"{self._shape['d1'][:1]}")
+            if "edge_broken" not in self._datasets:
+                if k:
+                    raise ValueError(f"frame {k}: edge_broken must be given from frame 0 on")
+                n = self._shape["d1"][0]
+                self._file.create_dataset("edge_broken", shape=(0, n), dtype=np.uint8,
+                                          maxshape=(None, n if n else None),
+                                          chunks=(1, max(n, 1)))
+                self._datasets["edge_broken"] = self._file["edge_broken"]
+            arrays["edge_broken"] = broken
+        elif "edge_broken" in self._datasets:
+            raise ValueError(f"frame {k}: edge_broken is missing (recorded since frame 0)")
         for name, arr in arrays.items():
             ds = self._datasets[name]
             ds.resize(k + 1, axis=0)
@@ -303,8 +322,9 @@ def write_h5_trajectory(path, traj: TrajectoryBase, *, metadata: dict | None = N
                          extra_triangles=traj.extra_triangles,
                          metadata=traj.metadata if metadata is None else metadata, **options)
     try:
+        broken = getattr(traj, "edge_broken", None)
         for k in range(traj.n_frames):
-            w.append(*traj.frame(k))
+            w.append(*traj.frame(k), edge_broken=None if broken is None else broken[k])
         w.close(traj.status)
     except BaseException:
         w.close("interrupted: write failed")
@@ -507,6 +527,13 @@ class StoredTrajectory(TrajectoryBase):
         self.positions = LazyFrames(self, "positions", n)
         self.d1 = LazyFrames(self, "d1", n)
         self.extra_points = LazyFrames(self, "extra_points", n)
+        self.edge_broken = None
+        if "edge_broken" in f:
+            broken = f["edge_broken"]
+            if broken.ndim != 2 or broken.shape[1] != dims["d1"] or broken.shape[0] < n:
+                raise ValueError(f"edge_broken must have shape [{n}, {dims['d1']}], got "
+                                 f"{broken.shape}")
+            self.edge_broken = np.asarray(broken[:n], dtype=bool)
         if n:
             self.positions[n - 1]       # a cheap check: the last frame is there and finite
 
@@ -548,7 +575,7 @@ class StoredTrajectory(TrajectoryBase):
                           closed=self.closed, radii=self.radii,
                           extra_points=self.extra_points[:],
                           extra_triangles=self.extra_triangles, metadata=dict(self.metadata),
-                          status=self.status)
+                          status=self.status, edge_broken=self.edge_broken)
 
 
 def open_h5_trajectory(path) -> StoredTrajectory:

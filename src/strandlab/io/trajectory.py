@@ -287,6 +287,19 @@ class TrajectoryBase:
         s = self._strand_index(i)
         return self.d1[:, int(self.edge_offsets[s]):int(self.edge_offsets[s + 1])]
 
+    def pieces(self, k: int) -> np.ndarray:
+        """First vertex of every piece of strand in frame ``k`` and the vertex count, int
+        [P + 1]: the strands split at the edges the solver broke (``edge_broken``; a
+        trajectory without broken edges gives ``strand_offsets``).  Open strands only."""
+        k = self._frame_index(k)
+        so = np.asarray(self.strand_offsets, dtype=np.int64)
+        broken = getattr(self, "edge_broken", None)
+        if broken is None:
+            return so.copy()
+        a, _ = edge_vertices(self.strand_offsets, self.edge_offsets, self.closed)
+        cut = a[np.asarray(broken[k], dtype=bool)] + 1
+        return np.unique(np.concatenate([so, cut]))
+
     def frame(self, k: int) -> Frame:
         """Frame ``k`` (negative counts from the end) as a :class:`Frame`."""
         k = self._frame_index(k)
@@ -315,6 +328,8 @@ class Trajectory(TrajectoryBase):
     extra_triangles: np.ndarray     #: Triangles into ``extra_points``, int shape [M, 3]
     metadata: dict = field(default_factory=dict)  #: JSON-serialisable description of the run
     status: str = "complete"        #: Run state, see :data:`STATUS_PREFIXES`
+    #: Edges broken (torn) by the solver in each frame, bool [T, E], or None (never)
+    edge_broken: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.times = _float_array("times", self.times, 1)
@@ -333,6 +348,9 @@ class Trajectory(TrajectoryBase):
         if not isinstance(self.metadata, dict):
             raise ValueError(f"metadata must be a dict, got {type(self.metadata).__name__}")
         check_status(self.status)
+        if self.edge_broken is not None:
+            self.edge_broken = np.asarray(self.edge_broken, dtype=bool)
+            _expect_shape("edge_broken", self.edge_broken, (t, e))
 
 
 # ---------------------------------------------------------------------------------- json

@@ -1,5 +1,5 @@
-"""Built-in scenes, among them the figures of Umetani et al. 2014 and the discrete-elastic-rods
-scenes (``der_*``, :mod:`.der`).
+"""Built-in scenes, among them the figures of Umetani et al. 2014, the discrete-elastic-rods
+scenes (``der_*``, :mod:`.der`) and the chain-shape-matching strings (``csm_*``, :mod:`.csm`).
 
 ``get_scene(name, **params)`` builds a :class:`~strandlab.sim.runner.Scene`; ``SCENES`` maps each
 name to its entry (``description``, ``build``).
@@ -11,6 +11,14 @@ from dataclasses import dataclass
 
 from ..sim.runner import Simulation
 from .bodies import elastic_pendulum, network
+from .csm import (
+    csm_flicking,
+    csm_mobile,
+    csm_tearing,
+    csm_telephone_cord,
+    csm_twist_loop,
+    csm_twist_rigidity,
+)
 from .der import (
     der_hanging_hair,
     der_many_strands,
@@ -64,6 +72,20 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in (
                "buckles out of plane (Michell)", der_michell_ring),
     SceneEntry("der_many_strands", "discrete elastic rods: 100 hair strands of 100 vertices "
                "stepped together", der_many_strands),
+    SceneEntry("csm_twist_loop", "chain shape matching: a string clamped at both ends, "
+               "twisted at one end until it forms a loop (Fig. 6a)", csm_twist_loop),
+    SceneEntry("csm_telephone_cord", "chain shape matching: a twisted hanging string coils "
+               "like a telephone cord (Fig. 6b)", csm_telephone_cord),
+    SceneEntry("csm_mobile", "chain shape matching: a hanging mobile turned by a gust twists "
+               "back and forth (Fig. 6c)", csm_mobile),
+    SceneEntry("csm_twist_rigidity", "chain shape matching: uniform against non-uniform "
+               "torsional rigidity (Figs. 6d-e)", csm_twist_rigidity),
+    SceneEntry("csm_tearing", "chain shape matching: five threads of increasing strength "
+               "pulled together, the weakest tears first (Fig. 7)", csm_tearing),
+    SceneEntry("csm_flicking", "chain shape matching: a pulled thread released bounces back "
+               "(Fig. 8)", csm_flicking),
+    SceneEntry("csm_no_flicking", "chain shape matching: the pulled thread released without "
+               "flicking just hangs (Fig. 8)", lambda **kw: csm_flicking(flicking=False, **kw)),
 )}
 
 

@@ -143,7 +143,7 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
     def run(record, keep_first: bool):
         if not keep_first:
             o = solver.output(state)
-            record(state.time, o.positions, o.d1, o.extra)
+            record(state.time, o.positions, o.d1, o.extra, o.edge_broken)
         t_steps = 0.0
         for f in range(first + 1, sim.frames + 1):
             for _ in range(sim.steps_per_frame):
@@ -167,7 +167,7 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
                 if sim.on_step is not None:
                     sim.on_step(solver, state)
             o = solver.output(state)
-            record(state.time, o.positions, o.d1, o.extra)
+            record(state.time, o.positions, o.d1, o.extra, o.edge_broken)
             saver.after_frame(f, solver, state)
             stats.frames_done = f
             if stats.steps > 1:
@@ -193,12 +193,16 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
                       "extra_points": np.zeros((n_frames, scene.extra_layout()["n"], 3))}
             k = [0]
 
-            def keep(t, pos, d1, extra):
+            def keep(t, pos, d1, extra, broken=None):
                 i = k[0]
                 arrays["times"][i] = t
                 arrays["positions"][i] = pos
                 arrays["d1"][i] = d1
                 arrays["extra_points"][i] = extra
+                if broken is not None:
+                    if "edge_broken" not in arrays:
+                        arrays["edge_broken"] = np.zeros((n_frames, scene.n_edges), dtype=bool)
+                    arrays["edge_broken"][i] = broken
                 k[0] += 1
 
             run(keep, False)

@@ -14,7 +14,8 @@ Every solver (position-based rods, discrete elastic rods, ...) plugs in the same
   strand when the result is not finite or passes the solver's stated bounds;
 - ``solver.output(state)`` returns :class:`Output` views in the scene's layout: strand vertex
   positions [V, 3] [m], the material direction d1 of every edge [E, 3] (unit), and the extra points
-  of frames, meshes and bodies [X, 3] [m] (:meth:`~strandlab.sim.scene.Scene.extra_layout`);
+  of frames, meshes and bodies [X, 3] [m] (:meth:`~strandlab.sim.scene.Scene.extra_layout`),
+  and, from solvers that tear strands, the broken edges [E] (``edge_broken``, else None);
 - ``solver.save_state(state) -> dict`` of arrays and ``solver.load_state(arrays) -> state``: the
   complete state, restored exactly.
 
@@ -41,6 +42,7 @@ DEFAULT_SOLVER = "pbd"
 _REGISTRY: dict[str, str | type] = {
     "pbd": "strandlab.pbd.solver:PBDSolver",
     "der": "strandlab.der.solver:DERSolver",
+    "csm": "strandlab.csm.solver:CSMSolver",
 }
 
 
@@ -51,6 +53,9 @@ class Output:
     positions: np.ndarray   #: Strand vertices [m], [V, 3]
     d1: np.ndarray          #: Unit material direction d1 per edge, [E, 3]
     extra: np.ndarray       #: Points of frames, meshes and bodies [m], [X, 3]
+    #: Edges a solver has broken (torn), bool [E]; None from solvers that never break edges.
+    #: The vertex layout stays: a strand's pieces are its runs of vertices between broken edges.
+    edge_broken: np.ndarray | None = None
 
 
 @runtime_checkable

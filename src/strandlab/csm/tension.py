@@ -1,0 +1,309 @@
+"""Strain limiting, tension, the stress-strain curve, tearing and flicking (section 5 of
+Rungjiratananon et al. 2011), per chain ``a..b`` (vertices; segment ``vertex_edge[i]`` joins
+``i`` and ``i + 1``).
+
+Strain limiting keeps every segment no longer than its maximum length
+``L_max = L0 (1 + eps_p + sigma / E)``.  Two solvers, ``iterations`` passes each:
+
+- ``gauss-seidel`` (the paper's): one projection per segment, segment after segment,
+  alternately forward and backward;
+- ``direct``: per pass, the linearised constraints of all stretched segments of the chain
+  and of the taut ones (within ``TAUT`` of their maximum length) solved together (a
+  tridiagonal system in the segments' multipliers, Thomas algorithm), then applied; a segment
+  whose multiplier would push its ends apart is left free and the system solved again.  It
+  reaches the maximum lengths of long chains that Gauss-Seidel approaches only after about
+  ``n^2`` passes.
+
+Both move the two particles of a segment in proportion to their inverse masses along the
+segment, so every projection keeps the linear and angular momentum of the chain.  Each
+constraint has the compliance of the segment's material (:func:`compliance`, as in XPBD):
+negligible for a string that can meet its lengths, it keeps the system solvable and the
+tension finite (the elastic force) for a string stretched between held particles.  Each
+segment's own length corrections add up in ``correction`` [m]; the tension (eq. 8) is
+``k_stiff dl`` with ``k_stiff = tension_scale mu / h^2`` (``mu`` the segment's reduced mass: the
+force that makes a correction ``dl`` in one substep) and ``dl`` those corrections (impulse
+mode) or the unconstrained minus constrained length (length mode, eq. 8 as printed).
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .model import TENSION_IMPULSE
+
+__all__ = ["natural_scale", "segment_length", "strain_limit", "tension_phase",
+           "LENGTH_GAUSS_SEIDEL", "LENGTH_DIRECT"]
+
+LENGTH_GAUSS_SEIDEL = 0
+LENGTH_DIRECT = 1
+
+_OPTS = {"cache": True, "error_model": "numpy"}
+
+#: The direct solver includes segments within this fraction of their maximum length (taut),
+#: so that a correction carries through a run of segments that are exactly at their length.
+TAUT = 1e-3
+#: A segment whose tension estimate falls below this fraction of its stored tension is released.
+RELEASED = 0.5
+#: Re-solves of the direct solver at most per pass (each frees the segments it found pushing).
+MAX_RESOLVES = 30
+
+
+@njit(**_OPTS)
+def _stress(e, tension, m, st):
+    """Stress [Pa] of segment ``e`` under ``tension`` [N] on its current (thinned) section."""
+    return tension * (1.0 + st.plastic_strain[e]) / m.area0[e]
+
+
+@njit(**_OPTS)
+def natural_scale(e, m, st):
+    """Maximum length of segment ``e`` over its rest length: ``1 + eps_p + sigma / E`` (the
+    permanent strain plus the elastic strain of its last stress)."""
+    s = _stress(e, st.tension[e], m, st)
+    return 1.0 + st.plastic_strain[e] + max(s, 0.0) / m.young[e]
+
+
+@njit(**_OPTS)
+def compliance(e, m, st, h):
+    """Compliance of segment ``e``'s length constraint over a substep ``h`` [s], in inverse
+    mass [1/kg]: ``L / (E A h^2)`` with its current length and section.  It is negligible next
+    to the particles' inverse masses wherever the constraint can be met, and bounds the tension
+    of a segment stretched between held particles to its elastic force ``E A dl / L``."""
+    return m.rest_length[e] * natural_scale(e, m, st) * (1.0 + st.plastic_strain[e]) / (
+        m.young[e] * m.area0[e] * h * h)
+
+
+@njit(**_OPTS)
+def _limit_segment(i, m, st, sc, h):
+    """Project segment ``vertex_edge[i]`` (``i`` to ``i + 1``) onto its maximum length."""
+    x = st.x
+    e = m.vertex_edge[i]
+    dx = x[i + 1, 0] - x[i, 0]
+    dy = x[i + 1, 1] - x[i, 1]
+    dz = x[i + 1, 2] - x[i, 2]
+    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
+    lmax = m.rest_length[e] * natural_scale(e, m, st)
+    wa, wb = m.inv_mass[i], m.inv_mass[i + 1]
+    if ln > lmax and wa + wb > 0.0:
+        c = (ln - lmax) / (ln * (wa + wb + compliance(e, m, st, h)))
+        x[i, 0] += wa * c * dx
+        x[i, 1] += wa * c * dy
+        x[i, 2] += wa * c * dz
+        x[i + 1, 0] -= wb * c * dx
+        x[i + 1, 1] -= wb * c * dy
+        x[i + 1, 2] -= wb * c * dz
+        sc.correction[e] += c * ln * (wa + wb)
+
+
+@njit(**_OPTS)
+def _gauss_seidel(a, b, m, st, sc, it, h):
+    """One Gauss-Seidel pass, forward when ``it`` is even, else backward."""
+    if it % 2 == 0:
+        for i in range(a, b):
+            _limit_segment(i, m, st, sc, h)
+    else:
+        for i in range(b - 1, a - 1, -1):
+            _limit_segment(i, m, st, sc, h)
+
+
+@njit(**_OPTS)
+def _unit_excess(i, m, st):
+    """Unit vector of segment ``i`` (three floats) and its excess length over ``L_max`` [m]."""
+    x = st.x
+    e = m.vertex_edge[i]
+    dx = x[i + 1, 0] - x[i, 0]
+    dy = x[i + 1, 1] - x[i, 1]
+    dz = x[i + 1, 2] - x[i, 2]
+    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if ln <= 0.0:
+        return 0.0, 0.0, 0.0, 0.0
+    return dx / ln, dy / ln, dz / ln, ln - m.rest_length[e] * natural_scale(e, m, st)
+
+
+@njit(**_OPTS)
+def _solve(a, b, m, st, sc, h):
+    """The tridiagonal system of the active segments of chain ``a..b`` (``sc.active``), from
+    the directions ``sc.dirs`` and excess lengths ``sc.excess``, into ``sc.lam`` (Thomas
+    algorithm: modified upper diagonal in ``sc.tri_c``, right-hand side in ``sc.tri_d``).
+    Returns the number of active multipliers that came out positive (pushing apart); those
+    segments are made inactive."""
+    w = m.inv_mass
+    for i in range(a, b):
+        e = m.vertex_edge[i]
+        act = sc.active[e] > 0.0
+        diag, c, lower, upper = 1.0, 0.0, 0.0, 0.0
+        if act:
+            diag, c = w[i] + w[i + 1] + compliance(e, m, st, h), sc.excess[e]
+            if i > a and sc.active[m.vertex_edge[i - 1]] > 0.0:
+                ep = m.vertex_edge[i - 1]
+                lower = -w[i] * (sc.dirs[ep, 0] * sc.dirs[e, 0] + sc.dirs[ep, 1] * sc.dirs[e, 1]
+                                 + sc.dirs[ep, 2] * sc.dirs[e, 2])
+            if i + 1 < b and sc.active[m.vertex_edge[i + 1]] > 0.0:
+                en = m.vertex_edge[i + 1]
+                upper = -w[i + 1] * (sc.dirs[en, 0] * sc.dirs[e, 0]
+                                     + sc.dirs[en, 1] * sc.dirs[e, 1]
+                                     + sc.dirs[en, 2] * sc.dirs[e, 2])
+        den, rhs = diag, -c
+        if i > a:
+            ep = m.vertex_edge[i - 1]
+            den -= lower * sc.tri_c[ep]
+            rhs -= lower * sc.tri_d[ep]
+        sc.tri_d[e] = rhs / den
+        sc.tri_c[e] = upper / den
+    nxt = 0.0
+    pushing = 0
+    for i in range(b - 1, a - 1, -1):
+        e = m.vertex_edge[i]
+        lam = sc.tri_d[e] - sc.tri_c[e] * nxt
+        sc.lam[e] = lam
+        nxt = lam
+        if lam > 0.0 and sc.active[e] > 0.0:
+            sc.active[e] = 0.0
+            pushing += 1
+    return pushing
+
+
+@njit(**_OPTS)
+def _direct(a, b, m, st, sc, h):
+    """One pass of the direct solver on chain ``a..b`` (see the module docstring).
+
+    Unknowns: the multiplier ``lam_i`` [m kg] of each segment, ``dx_j = w_j sum_i lam_i
+    grad_j C_i``; active rows (stretched or taut segments with a free end) ask for
+    ``C_i + grad C_i . dx = 0``, the others read ``lam_i = 0``.  A segment whose multiplier
+    comes out pushing its ends apart is made inactive and the system solved again (at most
+    ``MAX_RESOLVES`` times), so that no multiplier is dropped after its neighbours counted on it.
+    """
+    w = m.inv_mass
+    for i in range(a, b):
+        e = m.vertex_edge[i]
+        nx, ny, nz, c = _unit_excess(i, m, st)
+        sc.dirs[e, 0], sc.dirs[e, 1], sc.dirs[e, 2] = nx, ny, nz
+        sc.excess[e] = c
+        taut = c > -TAUT * m.rest_length[e] and w[i] + w[i + 1] > 0.0
+        sc.active[e] = 1.0 if taut else 0.0
+    for _ in range(MAX_RESOLVES):
+        if _solve(a, b, m, st, sc, h) == 0:
+            break
+    # apply all along the directions they were solved for (exact momenta)
+    for i in range(a, b):
+        e = m.vertex_edge[i]
+        lam = min(sc.lam[e], 0.0) if sc.active[e] > 0.0 else 0.0
+        if lam == 0.0:
+            continue
+        nx, ny, nz = sc.dirs[e, 0], sc.dirs[e, 1], sc.dirs[e, 2]
+        st.x[i, 0] -= w[i] * lam * nx
+        st.x[i, 1] -= w[i] * lam * ny
+        st.x[i, 2] -= w[i] * lam * nz
+        st.x[i + 1, 0] += w[i + 1] * lam * nx
+        st.x[i + 1, 1] += w[i + 1] * lam * ny
+        st.x[i + 1, 2] += w[i + 1] * lam * nz
+        sc.correction[e] -= lam * (w[i] + w[i + 1])
+
+
+@njit(**_OPTS)
+def strain_limit(a, b, m, st, sc, iterations, solver, h):
+    """Strain limiting of chain ``a..b`` over a substep ``h`` [s]: ``iterations`` passes of
+    ``solver`` (LENGTH_GAUSS_SEIDEL or LENGTH_DIRECT); ``sc.correction`` accumulates each
+    segment's own length corrections [m]."""
+    for i in range(a, b):
+        sc.correction[m.vertex_edge[i]] = 0.0
+    for it in range(iterations):
+        if solver == LENGTH_DIRECT:
+            _direct(a, b, m, st, sc, h)
+        else:
+            _gauss_seidel(a, b, m, st, sc, it, h)
+
+
+@njit(**_OPTS)
+def segment_length(x, i):
+    """Length of the segment from ``x[i]`` to ``x[i + 1]`` [m]."""
+    dx = x[i + 1, 0] - x[i, 0]
+    dy = x[i + 1, 1] - x[i, 1]
+    dz = x[i + 1, 2] - x[i, 2]
+    return math.sqrt(dx * dx + dy * dy + dz * dz)
+
+
+@njit(**_OPTS)
+def _rebound(i, e, release, span, m, st, sc, p):
+    """Flicking: segment ``e`` (``i`` to ``i + 1``) released ``release`` [N] of tension.  The
+    tension acts as the bouncing-back force (the paper) for the time the release takes to run
+    along the string and back, ``2 span / c`` (``span`` [m] the chain's rest length,
+    ``c = sqrt(E / rho)`` the speed of sound in it): equal and opposite impulses on the two
+    particles, towards each other (momentum kept).  Inside a uniformly tensed string they
+    cancel; they throw the ends back, with the impulse ``T 2 L / c`` of a released elastic
+    string, whose energy ``T^2 L / (2 E A)`` a heavy end takes (``flick_scale`` scales it)."""
+    wa, wb = m.inv_mass[i], m.inv_mass[i + 1]
+    if wa + wb <= 0.0:
+        return
+    rho = m.edge_mass[e] / (m.area0[e] * m.rest_length[e])
+    impulse = p.flick_scale * release * 2.0 * span / math.sqrt(m.young[e] / rho)
+    ln = segment_length(st.x, i)
+    if ln <= 0.0:
+        return
+    for r in range(3):
+        n = (st.x[i + 1, r] - st.x[i, r]) / ln
+        sc.dv[i, r] += wa * impulse * n
+        sc.dv[i + 1, r] -= wb * impulse * n
+
+
+@njit(**_OPTS)
+def _tension(i, m, st, sc, p):
+    """Eq. (8) for segment ``vertex_edge[i]``: ``T = k_stiff * dl`` with
+    ``k_stiff = tension_scale * mu / h^2`` [N/m] (the force that makes the correction ``dl`` in
+    one substep) and ``dl`` its own length corrections (impulse mode) or the positive part of
+    its unconstrained minus its constrained length (length mode)."""
+    e = m.vertex_edge[i]
+    wa, wb = m.inv_mass[i], m.inv_mass[i + 1]
+    if wa + wb <= 0.0:
+        return 0.0
+    if p.tension_mode == TENSION_IMPULSE:
+        dl = sc.correction[e]
+    else:
+        dl = max(0.0, segment_length(sc.x_free, i) - segment_length(st.x, i))
+    return p.tension_scale * dl / ((wa + wb) * p.h * p.h)
+
+
+@njit(**_OPTS)
+def tension_phase(a, b, m, st, sc, p):
+    """Phase 4 on chain ``a..b``: strain limiting, then per segment the tension estimate
+    (eq. 8) and its stress, plastic elongation past the yield stress, tearing past the
+    rupture stress (one per chain and substep: the most overstressed); the stored tension
+    ``st.tension`` (which sets the stress and the elastic part of the maximum length) follows
+    the estimates at the rate ``tension_rate`` per substep, and while a segment is released
+    (its estimate below ``RELEASED`` times the stored tension) the tension it lets go throws
+    its ends back (flicking).  Returns the number of segments torn."""
+    for i in range(a, b + 1):
+        for r in range(3):
+            sc.x_free[i, r] = st.x[i, r]
+    strain_limit(a, b, m, st, sc, p.length_iterations, p.length_solver, p.h)
+    torn = 0
+    worst, at = 1.0, -1
+    span = 0.0
+    for i in range(a, b):
+        span += m.rest_length[m.vertex_edge[i]]
+    for i in range(a, b):
+        e = m.vertex_edge[i]
+        t_new = _tension(i, m, st, sc, p)
+        t_old = st.tension[e]
+        # the stored tension follows the estimates over ``tension_time``
+        t = t_old + p.tension_rate * (t_new - t_old)
+        st.tension[e] = t
+        if p.flicking and t_new < RELEASED * t_old:
+            # released: the tension let go throws the segment's ends back (flicking)
+            _rebound(i, e, t_old - t, span, m, st, sc, p)
+        sigma = _stress(e, t, m, st)
+        if p.plasticity and sigma > m.yield_stress[e]:
+            # bilinear curve: total strain sigma_y / E + (sigma - sigma_y) / E_p, of which
+            # sigma / E comes back on unloading
+            eps = (sigma - m.yield_stress[e]) * (1.0 / m.plastic_modulus[e] - 1.0 / m.young[e])
+            st.plastic_strain[e] = max(st.plastic_strain[e], eps)
+        if p.tearing and sigma > worst * st.rupture[e]:
+            worst, at = sigma / st.rupture[e], i
+    if at >= 0:
+        # one tear per chain and substep, where the stress is furthest past the rupture
+        # stress: the tension of the rest of the chain is gone with it
+        e = m.vertex_edge[at]
+        st.torn[e] = True
+        st.tension[e] = 0.0
+        torn = 1
+    return torn
