@@ -154,6 +154,8 @@ class CSMSolver:
     """
 
     name = "csm"
+    #: State arrays that may hold +inf (no rupture threshold), for checkpoints.
+    UNBOUNDED_STATE = ("rupture",)
     Settings = CSMSettings
 
     def __init__(self, scene: Scene | CSMModel, settings: CSMSettings | None = None):

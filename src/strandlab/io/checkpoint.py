@@ -137,12 +137,18 @@ def save_state(path, solver, state, *, run: dict | None = None) -> Path:
     (``.npz`` is appended to a name without it).  ``run``: JSON-able facts of the run to keep
     with it (the runner records ``name``, ``dt``, ``steps_per_frame`` and ``frame``).
 
-    Refuses a state whose arrays are not finite (a diverged state is never written).  The file
-    is written under a temporary name and renamed when complete.
+    Refuses a state whose arrays are not finite (a diverged state is never written), except
+    for the arrays a solver names in ``UNBOUNDED_STATE``, which may hold ``+inf`` (a threshold
+    that is never reached: the rupture stress of a string that does not tear), never NaN.  The
+    file is written under a temporary name and renamed when complete.
     """
     arrays = {k: np.asarray(v) for k, v in solver.save_state(state).items()}
+    unbounded = set(getattr(solver, "UNBOUNDED_STATE", ()))
     for k, a in arrays.items():
-        if a.dtype.kind == "f" and k != "mid_v" and not np.all(np.isfinite(a)):
+        if a.dtype.kind != "f" or k == "mid_v":
+            continue
+        ok = ~np.isnan(a) & (a != -np.inf) if k in unbounded else np.isfinite(a)
+        if not np.all(ok):
             raise ValueError(f"refusing to save a state whose {k!r} is not finite")
     p = Path(path)
     if p.suffix != ".npz":
