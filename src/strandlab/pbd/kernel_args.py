@@ -13,6 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..collision.grid import GridArrays
+from ..collision.segment_contact import SegmentSet
+
 __all__ = ["PBDModelArrays", "StateArrays", "Scratch", "StepParams"]
 
 
@@ -60,6 +63,8 @@ class PBDModelArrays(NamedTuple):
     gravity: np.ndarray              #: [m/s^2], [3]
     eye: np.ndarray                  #: Identity rotation, [1, 3, 3]
     zero3: np.ndarray                #: Zero rest Darboux vector, [1, 3]
+    segs: SegmentSet                 #: Edges as capsules for contacts between strands (no
+    #:                                  edges when ``strand_collision`` is off)
 
 
 class StateArrays(NamedTuple):
@@ -95,6 +100,11 @@ class Scratch(NamedTuple):
     contact_depth: np.ndarray        #: Accumulated contact depth [m], [P]
     contact_normal: np.ndarray       #: [P, 3]
     contact_mu: np.ndarray           #: [P]
+    grid: GridArrays                 #: Broad phase of the contacts between strands
+    pairs: np.ndarray                #: Candidate segment pairs of the substep, int64 [K, 2]
+    contact_status: np.ndarray       #: Largest pair count found, search status and its item,
+    #:                                  pairs in use, int64 [4] (see ``pbd/solver.py``)
+    mass_scale: np.ndarray           #: Mass scale of colliding points (not used by PBD), [P]
 
 
 class StepParams(NamedTuple):
@@ -113,3 +123,7 @@ class StepParams(NamedTuple):
     drive_pos: np.ndarray            #: Targets of moving driven points per substep [m], [N, D, 3]
     slide_origin: np.ndarray         #: Sliding-end lines per substep [m], [N, N_slide, 3]
     slide_dir: np.ndarray            #: Unit directions, [N, N_slide, 3]
+    strand_contact: bool = False     #: Capsule contacts between strands (grid search)
+    contact_voxel: float = 1.0       #: Voxel side of the grid [m]
+    contact_search: int = 27         #: 7 or 27 voxels
+    contact_margin: float = 0.0      #: Pairs found once per substep within contact + margin [m]

@@ -35,6 +35,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..collision.analytic import collide_point, contact_friction
+from ..collision.grid import SEARCH_OK, find_pairs, voxel_needed
+from ..collision.segment_contact import project_pairs
 from ..collision.self_contact import project_self_contacts
 from .constraints import (
     project_bisector,
@@ -540,6 +542,36 @@ def _project_serial(k, model, scratch, params):
 
 
 # --------------------------------------------------------------------------------------------
+# Capsule contacts between strands (collision/grid.py, collision/segment_contact.py)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _find_strand_contacts(model, scratch, params):
+    """Candidate segment pairs of the substep at the predicted positions (within contact
+    distance plus ``params.contact_margin``), in voxels of ``params.contact_voxel`` or more when
+    a predicted edge is longer.  ``scratch.contact_status``: [0] the largest count found (above
+    ``len(pairs)``: the buffer overflowed), [1] a search status other than ``SEARCH_OK`` (a
+    non-finite position) and [2] its item, [3] the pairs the passes project."""
+    x = scratch.x_pred
+    # the prediction may stretch edges past the voxel the solver chose: never below the need
+    voxel = max(params.contact_voxel, voxel_needed(x, model.segs, params.contact_margin)[0])
+    n, status, item = find_pairs(x, model.segs, voxel, params.contact_search,
+                                 params.contact_margin, scratch.grid, scratch.pairs)
+    st = scratch.contact_status
+    if status != SEARCH_OK:
+        st[1] = status
+        st[2] = item
+        n = 0
+    st[0] = max(st[0], n)
+    st[3] = min(n, scratch.pairs.shape[0])
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _project_strand_contacts(model, scratch):
+    """One Gauss-Seidel sweep over the substep's candidate pairs."""
+    project_pairs(scratch.x_pred, model.inv_mass, model.segs, scratch.pairs,
+                  scratch.contact_status[3], scratch.mass_scale, 1.0)
+
+# --------------------------------------------------------------------------------------------
 # Kernels: a parallel and a serial variant of each (small problems step serially)
 # --------------------------------------------------------------------------------------------
 @njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
@@ -600,12 +632,16 @@ def step_coupled(model, state_in, state_out, scratch, params):
             _clear_strand(s, model, scratch)
         _predict_extra(k, model, st_in, state_out, scratch, params)
         _clear_serial(scratch)
+        if params.strand_contact:
+            _find_strand_contacts(model, scratch, params)
         seed = _substep_seed(params, k)
         for it in range(params.iterations):
             _project_serial(k, model, scratch, params)
             for s in prange(n_strands):
                 _project_strand(s, it, seed, model, scratch, params)
                 _collide_strand_coupled(s, model, scratch, params)
+            if params.strand_contact:
+                _project_strand_contacts(model, scratch)
             _project_slides(k, model, scratch, params)
             _collide_points(model.n_strand_points, n_points, model, scratch)
         for s in prange(n_strands):
@@ -625,12 +661,16 @@ def step_coupled_serial(model, state_in, state_out, scratch, params):
             _clear_strand(s, model, scratch)
         _predict_extra(k, model, st_in, state_out, scratch, params)
         _clear_serial(scratch)
+        if params.strand_contact:
+            _find_strand_contacts(model, scratch, params)
         seed = _substep_seed(params, k)
         for it in range(params.iterations):
             _project_serial(k, model, scratch, params)
             for s in range(n_strands):
                 _project_strand(s, it, seed, model, scratch, params)
                 _collide_strand_coupled(s, model, scratch, params)
+            if params.strand_contact:
+                _project_strand_contacts(model, scratch)
             _project_slides(k, model, scratch, params)
             _collide_points(model.n_strand_points, n_points, model, scratch)
         for s in range(n_strands):
