@@ -197,42 +197,49 @@ def _reported_by(x, segs, cell, i, j, si, sj, full, v2):
     return i == bi and j == bj
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline='always')
 def _pairs_of(x, segs, grid, i, j, full, v2, margin, pairs_out, n):
-    """Pairs between the segments of particle ``i`` and the later segments of particle ``j``
-    (which sees ``i``) closer than contact distance plus ``margin``; returns the new count."""
-    for u in range(2):
-        si = segs.point_segs[i, u]
-        if si < 0:
-            continue
-        for v in range(2):
-            sj = segs.point_segs[j, v]
-            if sj <= si or not _reported_by(x, segs, grid.point_cell, i, j, si, sj, full, v2):
+    """Pairs between the segments of particles ``i`` and ``j`` (which see each other), both
+    ways round, closer than contact distance plus ``margin``; returns the new count."""
+    for o in range(2):
+        p = i if o == 0 else j
+        q = j if o == 0 else i
+        for u in range(2):
+            si = segs.point_segs[p, u]
+            if si < 0:
                 continue
-            if pair_excluded(segs, si, sj) or _far_apart(x, segs, si, sj, margin):
-                continue
-            dist, contact = pair_gap(x, segs, si, sj)[5:7]
-            if dist < contact + margin:
-                if n < pairs_out.shape[0]:
-                    pairs_out[n, 0] = si
-                    pairs_out[n, 1] = sj
-                n += 1
+            for v in range(2):
+                sj = segs.point_segs[q, v]
+                if sj <= si or not _reported_by(x, segs, grid.point_cell, p, q, si, sj, full,
+                                                v2):
+                    continue
+                if pair_excluded(segs, si, sj) or _far_apart(x, segs, si, sj, margin):
+                    continue
+                dist, contact = pair_gap(x, segs, si, sj)[5:7]
+                if dist < contact + margin:
+                    if n < pairs_out.shape[0]:
+                        pairs_out[n, 0] = si
+                        pairs_out[n, 1] = sj
+                    n += 1
     return n
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline='always')
 def _search_around(x, segs, grid, i, full, v2, margin, pairs_out, n):
-    """Candidates of the segments of particle ``i`` among the particles that see it, in the 27
-    voxels around its own (closer than the voxel) or the 7 of its own and its face
-    neighbours."""
+    """Candidates between the segments of particle ``i`` and those of the particles that see it
+    in half of the neighbourhood: the voxels at offsets after ``(0, 0, 0)`` in lexicographic
+    order (13 of the 26 neighbours, or 3 of the 6 face neighbours) and, in its own voxel, the
+    particles after ``i``.  Every pair of particles is met once, from one of them; both of
+    its orderings are tested."""
     mask = grid.cell_fill.shape[0] - 1
     cell = grid.point_cell
     kc = grid.item_cell
-    for dx in range(-1, 2):
-        for dy in range(-1, 2):
-            for dz in range(-1, 2):
+    for dx in range(0, 2):
+        for dy in range(-1 if dx > 0 else 0, 2):
+            for dz in range(-1 if dx > 0 or dy > 0 else 0, 2):
                 if not full and abs(dx) + abs(dy) + abs(dz) > 1:
                     continue
+                own = dx == 0 and dy == 0 and dz == 0
                 ci = cell[i, 0] + dx
                 cj = cell[i, 1] + dy
                 ck = cell[i, 2] + dz
@@ -240,10 +247,12 @@ def _search_around(x, segs, grid, i, full, v2, margin, pairs_out, n):
                 for k in range(grid.cell_start[b], grid.cell_start[b + 1]):
                     if kc[k, 0] != ci or kc[k, 1] != cj or kc[k, 2] != ck:
                         continue  # another voxel in the same bucket
+                    j = grid.cell_items[k]
+                    if own and j <= i:
+                        continue
                     if full and _dist2(x, i, grid.item_x, k) >= v2:
                         continue
-                    n = _pairs_of(x, segs, grid, i, grid.cell_items[k], full, v2, margin,
-                                  pairs_out, n)
+                    n = _pairs_of(x, segs, grid, i, j, full, v2, margin, pairs_out, n)
     return n
 
 
