@@ -6,6 +6,11 @@ second rope held at both ends, crossing it at right angles: with contacts the ce
 come closer than the sum of radii (to 0.5 %: each step ends with the contacts projected) and the
 falling rope stays above the held one; without, it falls through (ends more than 1 m below).
 """
+import os
+import subprocess
+import sys
+
+import numba
 import numpy as np
 import pytest
 
@@ -101,7 +106,7 @@ def test_a_full_pair_buffer_retakes_the_step_and_a_small_voxel_is_raised(in_plac
         s = sl.make_solver(scene, "pbd", {"strand_collision": True})
         if poke == "buffer":
             s._contact_buf.grow(0)  # room for no pair at all: the step is taken again
-            s._scratch = s._scratch._replace(pairs=s._contact_buf.pairs)
+            s._contact_args = s._contact_args._replace(pairs=s._contact_buf.pairs)
         else:
             s._contact_voxel = 0.01  # below one edge: each substep searches with what it needs
         st_in = s.load_state(start)
@@ -138,3 +143,39 @@ def test_strands_stay_independent_unless_they_collide():
 def test_contact_settings_are_checked(key, value, msg):
     with pytest.raises(ValueError, match=msg):
         sl.PBDSettings(**{key: value})
+
+
+def _positions_after(steps, threads):
+    """Positions after ``steps`` steps of the crossing ropes with contacts, on ``threads``
+    threads, with the parallel kernel forced whenever there are two."""
+    from strandlab.pbd import solver as pbd_solver
+    old_work, old_threads = pbd_solver.PARALLEL_MIN_WORK, numba.get_num_threads()
+    pbd_solver.PARALLEL_MIN_WORK = 1
+    numba.set_num_threads(threads)
+    try:
+        solver = sl.make_solver(_scene(), "pbd", {"strand_collision": True})
+        state = solver.state()
+        for _ in range(steps):
+            solver.step(state, state, DT)
+        return state.x.copy(), solver._kernel(1).__name__
+    finally:
+        pbd_solver.PARALLEL_MIN_WORK = old_work
+        numba.set_num_threads(old_threads)
+
+
+@pytest.mark.slow
+def test_parallel_kernel_with_contacts_gives_the_serial_result():
+    # the parallel coupled kernel (strands in a parallel loop, contacts between them serial)
+    # compiles and is bit-identical to its serial twin; about 4 minutes of compilation
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        env = dict(os.environ, NUMBA_NUM_THREADS="2")
+        node = f"{__file__}::test_parallel_kernel_with_contacts_gives_the_serial_result"
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "slow",
+                               "-p", "no:cacheprovider", node], env=env, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stdout[-2000:]
+        return
+    serial, name1 = _positions_after(20, 1)
+    parallel, name2 = _positions_after(20, 2)
+    assert (name1, name2) == ("step_coupled_serial", "step_coupled")
+    np.testing.assert_array_equal(parallel, serial)

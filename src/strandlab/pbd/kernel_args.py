@@ -3,7 +3,8 @@
 A kernel call reads ``model`` (:class:`PBDModelArrays`, constant over a run) and ``params``
 (:class:`StepParams`, this step's scalars and kinematic targets), reads ``state_in``
 (:class:`StateArrays`), writes ``state_out`` (may be the same arrays) and uses ``scratch``
-(:class:`Scratch`, solver-owned work memory).  Shapes use ``P`` points, ``S`` strands, ``E``
+(:class:`Scratch`, solver-owned work memory) and ``contact`` (:class:`ContactArrays`, the
+contacts between strands).  Shapes use ``P`` points, ``S`` strands, ``E``
 edges, ``O`` interior orientation elements, ``C`` coupling orientation constraints, ``N`` the
 substeps of one kernel call.
 """
@@ -16,7 +17,7 @@ import numpy as np
 from ..collision.grid import GridArrays
 from ..collision.segment_contact import SegmentSet
 
-__all__ = ["PBDModelArrays", "StateArrays", "Scratch", "StepParams"]
+__all__ = ["PBDModelArrays", "StateArrays", "Scratch", "StepParams", "ContactArrays"]
 
 
 class PBDModelArrays(NamedTuple):
@@ -63,8 +64,6 @@ class PBDModelArrays(NamedTuple):
     gravity: np.ndarray              #: [m/s^2], [3]
     eye: np.ndarray                  #: Identity rotation, [1, 3, 3]
     zero3: np.ndarray                #: Zero rest Darboux vector, [1, 3]
-    segs: SegmentSet                 #: Edges as capsules for contacts between strands (no
-    #:                                  edges when ``strand_collision`` is off)
 
 
 class StateArrays(NamedTuple):
@@ -100,10 +99,18 @@ class Scratch(NamedTuple):
     contact_depth: np.ndarray        #: Accumulated contact depth [m], [P]
     contact_normal: np.ndarray       #: [P, 3]
     contact_mu: np.ndarray           #: [P]
-    grid: GridArrays                 #: Broad phase of the contacts between strands
+
+
+class ContactArrays(NamedTuple):
+    """Contacts between strands (the kernels' last argument).  Only the serial parts of a step
+    read it: a parallel loop body cannot take argument groups nested in argument groups."""
+
+    segs: SegmentSet                 #: Edges as capsules (read only; none when
+    #:                                  ``strand_collision`` is off)
+    grid: GridArrays                 #: Broad phase work memory
     pairs: np.ndarray                #: Candidate segment pairs of the substep, int64 [K, 2]
-    contact_status: np.ndarray       #: Largest pair count found, search status and its item,
-    #:                                  pairs in use, int64 [4] (see ``pbd/solver.py``)
+    status: np.ndarray               #: Largest pair count found, search status and its item,
+    #:                                  pairs in use, int64 [4] (see ``kernels.py``)
     mass_scale: np.ndarray           #: Mass scale of colliding points (not used by PBD), [P]
 
 

@@ -16,7 +16,7 @@ from ..sim.validate import SimulationDiverged, check_state_arrays
 from . import kernels as K
 from .compile import compile_scene
 from .constraints import FREE_COMPLIANCE
-from .kernel_args import PBDModelArrays, Scratch, StateArrays, StepParams
+from .kernel_args import ContactArrays, PBDModelArrays, Scratch, StateArrays, StepParams
 from .model import PBDModel, PBDState
 from .stiffness import alphas_from_stiffness, effective_inverse_mass, orientation_compliance
 from .strand_contact import ContactBuffers, contact_segments, contact_voxel
@@ -268,10 +268,13 @@ class PBDSolver:
             slide_point=m.slide_point, dist_i=m.dist_i, dist_j=m.dist_j,
             dist_rest=m.dist_rest, dist_compliance=m.dist_compliance, planes=m.planes,
             spheres=m.spheres, capsules=m.capsules, collider_friction=m.collider_friction,
-            gravity=m.gravity, eye=np.eye(3)[None].copy(), zero3=np.zeros((1, 3)), segs=segs)
+            gravity=m.gravity, eye=np.eye(3)[None].copy(), zero3=np.zeros((1, 3)))
         # all read-only: one array type per role, so each function compiles once
-        self._args = PBDModelArrays(*(_readonly(a) for a in self._args[:-1]),
-                                    SegmentSet(*(_readonly(a) for a in segs)))
+        self._args = PBDModelArrays(*(_readonly(a) for a in self._args))
+        self._contact_args = ContactArrays(
+            segs=SegmentSet(*(_readonly(a) for a in segs)), grid=self._contact_buf.grid,
+            pairs=self._contact_buf.pairs, status=self._contact_buf.status,
+            mass_scale=self._contact_buf.mass_scale)
         rows = ns + 1
         ne1 = max(ne, 1)
         self._scratch = Scratch(
@@ -282,9 +285,7 @@ class PBDSolver:
             uv=np.zeros((rows, 2, 3, 3)), grad=np.zeros((rows, 6, 3, 3)),
             vec=np.zeros((rows, 9)), tri_b=np.zeros(ne1), tri_c=np.zeros(ne1),
             tri_d=np.zeros(ne1), nrm=np.zeros((ne1, 3)), contact_depth=np.zeros(npnt),
-            contact_normal=np.zeros((npnt, 3)), contact_mu=np.zeros(npnt),
-            grid=self._contact_buf.grid, pairs=self._contact_buf.pairs,
-            contact_status=self._contact_buf.status, mass_scale=self._contact_buf.mass_scale)
+            contact_normal=np.zeros((npnt, 3)), contact_mu=np.zeros(npnt))
         self._h_max = None
         self._auto_substeps: dict[float, int] = {}
 
@@ -461,7 +462,7 @@ class PBDSolver:
             if needed <= len(buf.pairs):
                 return  # a non-finite position (status[1]) is reported by _check
             buf.grow(needed)
-            self._scratch = self._scratch._replace(pairs=buf.pairs)
+            self._contact_args = self._contact_args._replace(pairs=buf.pairs)
             if same:
                 state_in.assign(self._backup)
         raise RuntimeError("the contact pair buffer did not settle after 8 tries")
@@ -500,13 +501,14 @@ class PBDSolver:
                                     self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
                                     drive_pos[k:k + 1], slide_origin[k:k + 1],
                                     slide_dir[k:k + 1], *self._contact_params())
-                self._kernel(1)(self._args, sout, sout, self._scratch, params)
+                self._kernel(1)(self._args, sout, sout, self._scratch, params,
+                                self._contact_args)
                 state_out.time += h
         else:
             params = StepParams(h, n, st.iterations, self._order, base_seed, self._xpbd,
                                 self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
                                 drive_pos, slide_origin, slide_dir, *self._contact_params())
-            self._kernel(n)(self._args, sin, sout, self._scratch, params)
+            self._kernel(n)(self._args, sin, sout, self._scratch, params, self._contact_args)
             time = state_in.time
             for _ in range(n):
                 time += h
