@@ -249,6 +249,11 @@ def test_bad_grid_input_is_named():
                     ({"voxel": 1.0, "margin": -0.1}, "margin must be a finite length")):
         with pytest.raises(ValueError, match=msg):
             SegmentGrid(segs, **kw)
+    g = SegmentGrid(segs, voxel=0.2)
+    with pytest.raises(ValueError, match="x must be a writeable C-contiguous float64"):
+        g.project(x.astype(np.float32), np.ones(4))
+    with pytest.raises(ValueError, match=r"w must have shape \(4,\)"):
+        g.project(np.zeros((4, 3)), np.ones(3))
     with pytest.raises(TypeError, match="SegmentSet"):
         SegmentGrid((x,), voxel=1.0)
 

@@ -342,7 +342,15 @@ class SegmentGrid:
                 heavy: float = 1.0) -> int:
         """One sweep of :func:`~.segment_contact.project_pairs` over the pairs of the last
         :meth:`find` (``x`` updated in place).  Returns the number of contacts projected."""
+        n = self.segs.point_segs.shape[0]
+        if not (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (n, 3)
+                and x.flags.c_contiguous and x.flags.writeable):
+            raise ValueError(f"x must be a writeable C-contiguous float64 array of shape "
+                             f"({n}, 3) (moved in place)")
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if w.shape != (n,):
+            raise ValueError(f"w must have shape ({n},), got {w.shape}")
         if mass_scale is None:
-            mass_scale = np.ones(len(w))
+            mass_scale = np.ones(n)
         return int(project_pairs(x, w, self.segs, self.pairs, self.n_pairs, mass_scale,
                                  float(heavy)))
