@@ -12,7 +12,7 @@ import math
 
 from numba import njit
 
-__all__ = ["segment_closest", "project_self_contacts"]
+__all__ = ["segment_closest", "capsule_gap", "push_capsule_pair", "project_self_contacts"]
 
 
 @njit(cache=True)
@@ -47,6 +47,51 @@ def segment_closest(x, a, b, c, d):
 
 
 @njit(cache=True)
+def capsule_gap(x, a, b, c, d):
+    """Closest points of segments ``x[a]x[b]`` and ``x[c]x[d]``: ``(s, t, px, py, pz, dist)``,
+    with ``(px, py, pz) = p(s) - q(t)`` [m] (from the second segment to the first) and ``dist``
+    its length [m]."""
+    s, t = segment_closest(x, a, b, c, d)
+    px = (1 - s) * x[a, 0] + s * x[b, 0] - (1 - t) * x[c, 0] - t * x[d, 0]
+    py = (1 - s) * x[a, 1] + s * x[b, 1] - (1 - t) * x[c, 1] - t * x[d, 1]
+    pz = (1 - s) * x[a, 2] + s * x[b, 2] - (1 - t) * x[c, 2] - t * x[d, 2]
+    dist = math.sqrt(px * px + py * py + pz * pz)
+    return s, t, px, py, pz, dist
+
+
+@njit(cache=True)
+def push_capsule_pair(x, w, a, b, c, d, s, t, px, py, pz, dist, thickness):
+    """Move the end points of two segments so that their closest points ``p(s)``, ``q(t)`` (gap
+    vector ``(px, py, pz)`` of length ``dist`` > 0, from :func:`capsule_gap`) end ``thickness``
+    [m] apart along the gap's direction.
+
+    The constraint ``C = |p(s) - q(t)| - thickness`` is projected with the inverse masses ``w``
+    [1/kg] and the barycentric weights ``(1 - s, s, 1 - t, t)``: point ``k`` moves by
+    ``lambda w_k beta_k n``, so ``sum m dx = 0`` (linear momentum) and, about any origin,
+    ``sum m x x dx = lambda (p - q) x n = 0`` (angular momentum).  Returns False (nothing moved)
+    when all four points are kinematic.
+    """
+    wa = (1 - s) * (1 - s) * w[a]
+    wb = s * s * w[b]
+    wc = (1 - t) * (1 - t) * w[c]
+    wd = t * t * w[d]
+    wsum = wa + wb + wc + wd
+    if wsum <= 0.0:
+        return False
+    lam = (thickness - dist) / wsum
+    nx = px / dist
+    ny = py / dist
+    nz = pz / dist
+    for r in range(3):
+        nr = nx if r == 0 else (ny if r == 1 else nz)
+        x[a, r] += lam * (1 - s) * w[a] * nr
+        x[b, r] += lam * s * w[b] * nr
+        x[c, r] -= lam * (1 - t) * w[c] * nr
+        x[d, r] -= lam * t * w[d] * nr
+    return True
+
+
+@njit(cache=True)
 def project_self_contacts(x, w, edge_p0, edge_p1, e0, e1, thickness, skip):
     """Push apart every pair of segments of edges ``e0..e1`` closer than ``thickness`` [m].
 
@@ -77,29 +122,9 @@ def project_self_contacts(x, w, edge_p0, edge_p1, e0, e1, thickness, skip):
                            + math.sqrt(kx * kx + ky * ky + kz * kz)) + thickness
             if mx * mx + my * my + mz * mz > reach * reach:
                 continue
-            s, t = segment_closest(x, a, b, c, d)
-            px = (1 - s) * x[a, 0] + s * x[b, 0] - (1 - t) * x[c, 0] - t * x[d, 0]
-            py = (1 - s) * x[a, 1] + s * x[b, 1] - (1 - t) * x[c, 1] - t * x[d, 1]
-            pz = (1 - s) * x[a, 2] + s * x[b, 2] - (1 - t) * x[c, 2] - t * x[d, 2]
-            dist = math.sqrt(px * px + py * py + pz * pz)
+            s, t, px, py, pz, dist = capsule_gap(x, a, b, c, d)
             if dist >= thickness or dist <= 0.0:
                 continue
-            wa = (1 - s) * (1 - s) * w[a]
-            wb = s * s * w[b]
-            wc = (1 - t) * (1 - t) * w[c]
-            wd = t * t * w[d]
-            wsum = wa + wb + wc + wd
-            if wsum <= 0.0:
-                continue
-            lam = (thickness - dist) / wsum
-            nx = px / dist
-            ny = py / dist
-            nz = pz / dist
-            for r in range(3):
-                nr = nx if r == 0 else (ny if r == 1 else nz)
-                x[a, r] += lam * (1 - s) * w[a] * nr
-                x[b, r] += lam * s * w[b] * nr
-                x[c, r] -= lam * (1 - t) * w[c] * nr
-                x[d, r] -= lam * t * w[d] * nr
-            n += 1
+            if push_capsule_pair(x, w, a, b, c, d, s, t, px, py, pz, dist, thickness):
+                n += 1
     return n

@@ -3,7 +3,8 @@
 A kernel call reads ``model`` (:class:`PBDModelArrays`, constant over a run) and ``params``
 (:class:`StepParams`, this step's scalars and kinematic targets), reads ``state_in``
 (:class:`StateArrays`), writes ``state_out`` (may be the same arrays) and uses ``scratch``
-(:class:`Scratch`, solver-owned work memory).  Shapes use ``P`` points, ``S`` strands, ``E``
+(:class:`Scratch`, solver-owned work memory) and ``contact`` (:class:`ContactArrays`, the
+contacts between strands).  Shapes use ``P`` points, ``S`` strands, ``E``
 edges, ``O`` interior orientation elements, ``C`` coupling orientation constraints, ``N`` the
 substeps of one kernel call.
 """
@@ -13,7 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["PBDModelArrays", "StateArrays", "Scratch", "StepParams"]
+from ..collision.grid import GridArrays
+from ..collision.segment_contact import SegmentSet
+
+__all__ = ["PBDModelArrays", "StateArrays", "Scratch", "StepParams", "ContactArrays"]
 
 
 class PBDModelArrays(NamedTuple):
@@ -97,6 +101,19 @@ class Scratch(NamedTuple):
     contact_mu: np.ndarray           #: [P]
 
 
+class ContactArrays(NamedTuple):
+    """Contacts between strands (the kernels' last argument).  Only the serial parts of a step
+    read it: a parallel loop body cannot take argument groups nested in argument groups."""
+
+    segs: SegmentSet                 #: Edges as capsules (read only; none when
+    #:                                  ``strand_collision`` is off)
+    grid: GridArrays                 #: Broad phase work memory
+    pairs: np.ndarray                #: Candidate segment pairs of the substep, int64 [K, 2]
+    status: np.ndarray               #: Largest pair count found, search status and its item,
+    #:                                  pairs in use, int64 [4] (see ``kernels.py``)
+    mass_scale: np.ndarray           #: Mass scale of colliding points (not used by PBD), [P]
+
+
 class StepParams(NamedTuple):
     """Settings and per-substep inputs of one kernel call (``N`` substeps of ``dt`` each)."""
 
@@ -113,3 +130,7 @@ class StepParams(NamedTuple):
     drive_pos: np.ndarray            #: Targets of moving driven points per substep [m], [N, D, 3]
     slide_origin: np.ndarray         #: Sliding-end lines per substep [m], [N, N_slide, 3]
     slide_dir: np.ndarray            #: Unit directions, [N, N_slide, 3]
+    strand_contact: bool = False     #: Capsule contacts between strands (grid search)
+    contact_voxel: float = 1.0       #: Voxel side of the grid [m]
+    contact_search: int = 27         #: 7 or 27 voxels
+    contact_margin: float = 0.0      #: Pairs found once per substep within contact + margin [m]

@@ -35,6 +35,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..collision.analytic import collide_point, contact_friction
+from ..collision.grid import SEARCH_OK, find_pairs, voxel_needed
+from ..collision.segment_contact import project_pairs
 from ..collision.self_contact import project_self_contacts
 from .constraints import (
     project_bisector,
@@ -45,6 +47,7 @@ from .constraints import (
     project_orientation_call,
     project_pin,
 )
+from .kernel_args import StateArrays
 
 # Threads that wait between parallel regions sleep instead of spinning: on cores shared with
 # other work a spinning thread takes the time its siblings need.  Read by the OpenMP runtime
@@ -540,10 +543,40 @@ def _project_serial(k, model, scratch, params):
 
 
 # --------------------------------------------------------------------------------------------
+# Capsule contacts between strands (collision/grid.py, collision/segment_contact.py)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _find_strand_contacts(contact, scratch, params):
+    """Candidate segment pairs of the substep at the predicted positions (within contact
+    distance plus ``params.contact_margin``), in voxels of ``params.contact_voxel`` or more when
+    a predicted edge is longer.  ``contact.status``: [0] the largest count found (above
+    ``len(pairs)``: the buffer overflowed), [1] a search status other than ``SEARCH_OK`` (a
+    non-finite position) and [2] its item, [3] the pairs the passes project."""
+    x = scratch.x_pred
+    # the prediction may stretch edges past the voxel the solver chose: never below the need
+    voxel = max(params.contact_voxel, voxel_needed(x, contact.segs, params.contact_margin)[0])
+    n, status, item = find_pairs(x, contact.segs, voxel, params.contact_search,
+                                 params.contact_margin, contact.grid, contact.pairs)
+    st = contact.status
+    if status != SEARCH_OK:
+        st[1] = status
+        st[2] = item
+        n = 0
+    st[0] = max(st[0], n)
+    st[3] = min(n, contact.pairs.shape[0])
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _project_strand_contacts(model, contact, scratch):
+    """One Gauss-Seidel sweep over the substep's candidate pairs."""
+    project_pairs(scratch.x_pred, model.inv_mass, contact.segs, contact.pairs,
+                  contact.status[3], contact.mass_scale, 1.0)
+
+# --------------------------------------------------------------------------------------------
 # Kernels: a parallel and a serial variant of each (small problems step serially)
 # --------------------------------------------------------------------------------------------
 @njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
-def step_independent(model, state_in, state_out, scratch, params):
+def step_independent(model, state_in, state_out, scratch, params, contact):
     """``params.n_sub`` substeps of a scene whose strands are independent of each other, in
     one parallel loop over strands.
 
@@ -565,7 +598,7 @@ def step_independent(model, state_in, state_out, scratch, params):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def step_independent_serial(model, state_in, state_out, scratch, params):
+def step_independent_serial(model, state_in, state_out, scratch, params, contact):
     """:func:`step_independent` on the calling thread."""
     k0 = params.n_sub - params.n_sub  # substep 0, a run-time value (one compiled version)
     _predict_extra(k0, model, state_in, state_out, scratch, params)
@@ -586,26 +619,39 @@ def _clear_serial(scratch):
             scratch.lam_co[c, r] = 0.0
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _substep_input(k, state_in, state_out):
+    """The state substep ``k`` starts from, built anew (a parallel loop body takes an argument
+    group only when its definition is one call, not a choice between two groups)."""
+    if k == 0:
+        return StateArrays(state_in.x, state_in.v, state_in.mid_v)
+    return StateArrays(state_out.x, state_out.v, state_out.mid_v)
+
+
 @njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
-def step_coupled(model, state_in, state_out, scratch, params):
+def step_coupled(model, state_in, state_out, scratch, params, contact):
     """``params.n_sub`` substeps of any scene: per pass, the constraints between strands and
     other bodies in one serial sweep, then every strand's own constraints and collisions in a
     parallel loop over strands.  ``state_in`` may be ``state_out``."""
     n_strands = model.strand_edge_start.shape[0] - 1
     n_points = model.inv_mass.shape[0]
     for k in range(params.n_sub):
-        st_in = state_in if k == 0 else state_out
+        st_in = _substep_input(k, state_in, state_out)
         for s in prange(n_strands):
             _predict_strand(s, k, model, st_in, state_out, scratch, params)
             _clear_strand(s, model, scratch)
         _predict_extra(k, model, st_in, state_out, scratch, params)
         _clear_serial(scratch)
+        if params.strand_contact:
+            _find_strand_contacts(contact, scratch, params)
         seed = _substep_seed(params, k)
         for it in range(params.iterations):
             _project_serial(k, model, scratch, params)
             for s in prange(n_strands):
                 _project_strand(s, it, seed, model, scratch, params)
                 _collide_strand_coupled(s, model, scratch, params)
+            if params.strand_contact:
+                _project_strand_contacts(model, contact, scratch)
             _project_slides(k, model, scratch, params)
             _collide_points(model.n_strand_points, n_points, model, scratch)
         for s in prange(n_strands):
@@ -614,23 +660,27 @@ def step_coupled(model, state_in, state_out, scratch, params):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def step_coupled_serial(model, state_in, state_out, scratch, params):
+def step_coupled_serial(model, state_in, state_out, scratch, params, contact):
     """:func:`step_coupled` on the calling thread."""
     n_strands = model.strand_edge_start.shape[0] - 1
     n_points = model.inv_mass.shape[0]
     for k in range(params.n_sub):
-        st_in = state_in if k == 0 else state_out
+        st_in = _substep_input(k, state_in, state_out)
         for s in range(n_strands):
             _predict_strand(s, k, model, st_in, state_out, scratch, params)
             _clear_strand(s, model, scratch)
         _predict_extra(k, model, st_in, state_out, scratch, params)
         _clear_serial(scratch)
+        if params.strand_contact:
+            _find_strand_contacts(contact, scratch, params)
         seed = _substep_seed(params, k)
         for it in range(params.iterations):
             _project_serial(k, model, scratch, params)
             for s in range(n_strands):
                 _project_strand(s, it, seed, model, scratch, params)
                 _collide_strand_coupled(s, model, scratch, params)
+            if params.strand_contact:
+                _project_strand_contacts(model, contact, scratch)
             _project_slides(k, model, scratch, params)
             _collide_points(model.n_strand_points, n_points, model, scratch)
         for s in range(n_strands):

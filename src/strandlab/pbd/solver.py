@@ -8,15 +8,18 @@ from typing import ClassVar
 import numba
 import numpy as np
 
+from ..collision.grid import SEARCH_7, SEARCH_27
+from ..collision.segment_contact import SegmentSet
 from ..sim.scene import Scene
 from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged, check_state_arrays
 from . import kernels as K
 from .compile import compile_scene
 from .constraints import FREE_COMPLIANCE
-from .kernel_args import PBDModelArrays, Scratch, StateArrays, StepParams
+from .kernel_args import ContactArrays, PBDModelArrays, Scratch, StateArrays, StepParams
 from .model import PBDModel, PBDState
 from .stiffness import alphas_from_stiffness, effective_inverse_mass, orientation_compliance
+from .strand_contact import ContactBuffers, contact_segments, contact_voxel
 
 __all__ = ["PBDSettings", "PBDSolver"]
 
@@ -54,7 +57,17 @@ class PBDSettings:
     seed : seed of the random order.
     self_collision : contacts between the segments of each strand (capsules of the strand's
         contact radius); keeps twisted loops from passing through themselves.  Cost grows with
-        the square of the edges per strand.
+        the square of the edges per strand (with ``strand_collision`` on, the grid finds these
+        pairs too, and the cost grows with the contacts only).
+    strand_collision : capsule contacts between the edges of different strands (the contact
+        radius of each edge: the mean of its vertices'), found once per substep by a uniform
+        grid and projected in every pass; off by default (docs/pbd.md).  Strands are then
+        stepped together (no longer independent).
+    contact_search : neighbourhood of the grid search, 27 voxels (exact; default) or 7 (the
+        paper's faster search, which misses a few near pairs; docs/collision.md).
+    contact_margin : pairs are found once per substep among edges closer than their contact
+        distance plus this margin [m] (>= 0), then tested in every pass; ``None`` (default):
+        twice the largest strand radius.
     check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf, or
         exceeds ``max_strain`` or ``max_speed`` (checked once per step).
     max_strain : largest allowed edge strain ``| |e| / L - 1 |`` (> 0), or ``None`` (no bound).
@@ -70,13 +83,17 @@ class PBDSettings:
     damping: float = 0.0
     seed: int = 0
     self_collision: bool = False
+    strand_collision: bool = False
+    contact_search: int = 27
+    contact_margin: float | None = None
     check_finite: bool = True
     max_substeps: int = 500
     max_strain: float | None = 0.5
     max_speed: float | None = 1e3
 
     #: Value kinds of the fields whose default is ``None`` (for readers of settings files).
-    OPTIONAL_KINDS: ClassVar[dict] = {"substeps": int, "max_strain": float, "max_speed": float}
+    OPTIONAL_KINDS: ClassVar[dict] = {"substeps": int, "max_strain": float, "max_speed": float,
+                                      "contact_margin": float}
 
     def __post_init__(self):
         for name in ("iterations", "substeps", "max_substeps"):
@@ -97,6 +114,18 @@ class PBDSettings:
                              "'gauss-seidel' or 'direct'")
         if not math.isfinite(self.damping) or self.damping < 0:
             raise ValueError(f"damping must be >= 0, got {self.damping!r}")
+        for name in ("self_collision", "strand_collision", "check_finite"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if isinstance(self.contact_search, bool) or self.contact_search not in (SEARCH_7,
+                                                                                 SEARCH_27):
+            raise ValueError(f"contact_search must be 7 or 27 (voxels), got "
+                             f"{self.contact_search!r}")
+        v = self.contact_margin
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.number))
+                              or not math.isfinite(v) or v < 0):
+            raise ValueError(f"contact_margin must be a finite length >= 0 [m] or None, got "
+                             f"{v!r}")
         for name in ("max_strain", "max_speed"):
             v = getattr(self, name)
             if v is None:
@@ -180,7 +209,8 @@ class PBDSolver:
                                                 np.arange(ns + 1)).astype(np.int64)
         local = np.all(m.inv_mass[self._co_idx[:, :3]] == 0.0, axis=1) if nc else np.ones(0, bool)
         self.independent_strands = bool(np.all(local) and len(m.pin_point) == 0
-                                        and len(m.dist_i) == 0 and len(m.slide_point) == 0)
+                                        and len(m.dist_i) == 0 and len(m.slide_point) == 0
+                                        and not st.strand_collision)
         self._w_co = effective_inverse_mass(m.x0, m.inv_mass, self._co_idx, self._co_len,
                                             self._co_rot)
         self._co_free = np.ascontiguousarray(m.co_free[order])
@@ -197,6 +227,16 @@ class PBDSolver:
         else:
             self._self_thickness = np.zeros(ns)
             self._self_skip = np.zeros(ns, dtype=np.int64)
+        self._contact = bool(st.strand_collision and ne)
+        segs = contact_segments(m, enabled=self._contact,
+                                self_skip=self._self_skip if st.self_collision else None)
+        if self._contact and st.self_collision:
+            self._self_thickness = np.zeros(ns)  # the grid finds the pairs within strands too
+        self._contact_margin = (2.0 * segs.max_radius if st.contact_margin is None
+                                else float(st.contact_margin))
+        self._contact_voxel = contact_voxel(m, segs, self._contact_margin)
+        self._contact_buf = ContactBuffers(segs, npnt)
+        self._backup = PBDState(m.x0.copy(), m.v0.copy(), np.zeros((ne, 3)))
         self._moving = np.nonzero(m.frame_moving)[0]
         self._drv_mask = np.isin(m.driven_frame, self._moving)
         self._drv_points = m.driven_point[self._drv_mask]
@@ -231,6 +271,10 @@ class PBDSolver:
             gravity=m.gravity, eye=np.eye(3)[None].copy(), zero3=np.zeros((1, 3)))
         # all read-only: one array type per role, so each function compiles once
         self._args = PBDModelArrays(*(_readonly(a) for a in self._args))
+        self._contact_args = ContactArrays(
+            segs=SegmentSet(*(_readonly(a) for a in segs)), grid=self._contact_buf.grid,
+            pairs=self._contact_buf.pairs, status=self._contact_buf.status,
+            mass_scale=self._contact_buf.mass_scale)
         rows = ns + 1
         ne1 = max(ne, 1)
         self._scratch = Scratch(
@@ -394,6 +438,39 @@ class PBDSolver:
                              f"{n} substep(s): the velocity factor 1 - damping * dt / substeps "
                              f"= {1.0 - st.damping * h:.3g} would stop every point; use a "
                              f"smaller dt, more substeps or less damping")
+        if not self._contact:
+            self._advance(state_in, state_out, n, h)
+        else:
+            self._advance_with_contacts(state_in, state_out, n, h)
+        state_out.step += 1
+        if st.check_finite:
+            self._check(state_out)
+
+    def _advance_with_contacts(self, state_in: PBDState, state_out: PBDState, n: int,
+                               h: float) -> None:
+        """:meth:`_advance` with contacts between strands.  When the step found more candidate
+        pairs than the buffer holds, the buffer grows (outside the kernels) and the step is taken
+        again from ``state_in``."""
+        buf = self._contact_buf
+        same = state_out is state_in
+        if same:
+            self._backup.assign(state_in)
+        for _ in range(8):
+            buf.status[:] = 0
+            self._advance(state_in, state_out, n, h)
+            needed = int(buf.status[0])
+            if needed <= len(buf.pairs):
+                return  # a non-finite position (status[1]) is reported by _check
+            buf.grow(needed)
+            self._contact_args = self._contact_args._replace(pairs=buf.pairs)
+            if same:
+                state_in.assign(self._backup)
+        raise RuntimeError("the contact pair buffer did not settle after 8 tries")
+
+    def _advance(self, state_in: PBDState, state_out: PBDState, n: int, h: float) -> None:
+        """``n`` substeps of ``h`` [s] from ``state_in`` into ``state_out`` (step count
+        unchanged)."""
+        st = self.settings
         oe_alpha, co_alpha = self.alphas(h)
         drive_pos, slide_origin, slide_dir = self._buffer(n)
         t = state_in.time
@@ -423,22 +500,25 @@ class PBDSolver:
                                     (base_seed + 7919 * k) % (2 ** 31), self._xpbd,
                                     self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
                                     drive_pos[k:k + 1], slide_origin[k:k + 1],
-                                    slide_dir[k:k + 1])
-                self._kernel(1)(self._args, sout, sout, self._scratch, params)
+                                    slide_dir[k:k + 1], *self._contact_params())
+                self._kernel(1)(self._args, sout, sout, self._scratch, params,
+                                self._contact_args)
                 state_out.time += h
         else:
             params = StepParams(h, n, st.iterations, self._order, base_seed, self._xpbd,
                                 self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
-                                drive_pos, slide_origin, slide_dir)
-            self._kernel(n)(self._args, sin, sout, self._scratch, params)
+                                drive_pos, slide_origin, slide_dir, *self._contact_params())
+            self._kernel(n)(self._args, sin, sout, self._scratch, params, self._contact_args)
             time = state_in.time
             for _ in range(n):
                 time += h
             state_out.time = time
             state_out.step = state_in.step
-        state_out.step += 1
-        if st.check_finite:
-            self._check(state_out)
+
+    def _contact_params(self) -> tuple[bool, float, int, float]:
+        """The contact fields of :class:`StepParams`."""
+        return (self._contact, float(self._contact_voxel), int(self.settings.contact_search),
+                float(self._contact_margin))
 
     def _check(self, s: PBDState) -> None:
         """Non-finite values, edge strain and point speed, once per step (one kernel pass)."""

@@ -49,9 +49,11 @@ def robustness(*, segments: int = 30, seed: int = 1, spread: float = 0.3, frames
 def hair(*, n_strands: int = 200, segments: int = 20, length: float = 0.25,
          head_radius: float = 0.1, strand_radius: float = 5e-4, young_modulus: float = 3e9,
          frames: int = 180, dt: float = 1.0 / 60.0, iterations: int = 10,
-         damping: float = 1.0, seed: int = 0) -> Simulation:
+         damping: float = 1.0, seed: int = 0, strand_collision: bool = False) -> Simulation:
     """``n_strands`` strands of ``segments`` edges rooted on the upper part of a sphere (a head),
-    clamped along the surface normal at the root, falling under gravity and colliding with it.
+    clamped along the surface normal at the root, falling under gravity and colliding with it;
+    with ``strand_collision``, the strands also collide with each other (capsules of
+    ``strand_radius``, docs/collision.md).
     """
     b = SceneBuilder(gravity=(0.0, 0.0, -9.81))
     mat = Material(young_modulus=young_modulus, density=1300.0, radius=strand_radius)
@@ -73,12 +75,13 @@ def hair(*, n_strands: int = 200, segments: int = 20, length: float = 0.25,
     model = b.build()
     params = dict(n_strands=n_strands, segments=segments, length=length,
                   head_radius=head_radius, strand_radius=strand_radius,
-                  young_modulus=young_modulus, damping=damping, seed=seed)
+                  young_modulus=young_modulus, damping=damping, seed=seed,
+                  strand_collision=strand_collision)
     # The paper's budget (alpha stiffness, one substep) gives the draped look at interactive
     # cost, but Gauss-Seidel edge lengths let every strand stretch by 50 % or more; the direct
     # length solve keeps the edge strain below 1 %.
     settings = PBDSettings.interactive(iterations=iterations, damping=damping,
-                                       length_solver="direct")
+                                       length_solver="direct", strand_collision=strand_collision)
     return Simulation("hair", model, settings, dt, frames,
                  description=f"{n_strands} strands of {segments} edges rooted on a sphere, "
                  "colliding with it", params=params, view=(10.0, -60.0))
