@@ -11,7 +11,10 @@ over strands per call, each strand doing prediction, constraint passes, collisio
 velocities for every substep: one parallel region per step, so threads wait for each other
 once.  Otherwise :func:`step_coupled` runs, per pass, one serial sweep over the constraints
 between strands and bodies and one parallel loop over strands.  Each kernel has a serial twin
-(``*_serial``), used for small problems and one thread (see ``pbd/solver.py``).
+(``*_serial``), used for small problems and one thread (see ``pbd/solver.py``).  Contacts
+between strands (``params.strand_contact``; argument group ``contact``) run in
+:func:`step_coupled` only: the grid search once per substep and one sweep over the pairs per
+pass, both serial, between the parallel loops.
 
 Threads.  Numba's threading layer is left to its default (OpenMP where present); the module
 sets ``OMP_WAIT_POLICY=PASSIVE`` and ``KMP_BLOCKTIME=0`` unless already set (see below).
