@@ -51,7 +51,8 @@ def test_stabilized_hairstyle_returns_to_its_shape_after_the_head_stops(hair_fil
     length = float(hair.lengths().min())
     stable = _rest(hair_file, "--stabilize")
     assert set(stable.status) <= {"converged", "stiffened"}
-    assert 1.0 < stable.stiffness_scale.max() < 4.0      # a few lifted strands, a little stiffer
+    assert stable.stiffness_scale.max() > 1.0       # a few lifted strands, a little stiffer
+    assert stable.stiffness_scale.max() < 4.0
     back, strain = _deviation_after_nod(hair, stable)
     sagged, _ = _deviation_after_nod(hair, None)
     saddle, _ = _deviation_after_nod(hair, _rest(hair_file, "--mode", "exact"))

@@ -249,28 +249,6 @@ def _drives(scene: Scene, ar: _Arrays) -> dict:
             "twist_local": np.asarray(tl, np.float64).reshape(-1, 3)}
 
 
-def _colliders(scene: Scene):
-    planes, spheres, capsules, fp, fs, fc = [], [], [], [], [], []
-    for c in scene.colliders:
-        p = c.params
-        if c.kind == "plane":
-            nrm = np.asarray(p["normal"], dtype=np.float64)
-            planes.append([*p["point"], *(nrm / np.linalg.norm(nrm))])
-            fp.append(c.friction)
-        elif c.kind == "sphere":
-            spheres.append([*p["center"], p["radius"]])
-            fs.append(c.friction)
-        elif c.kind == "capsule":
-            capsules.append([*p["a"], *p["b"], p["radius"]])
-            fc.append(c.friction)
-        else:
-            raise UnsupportedFeature(f"solver 'csm' has no collider of kind {c.kind!r}")
-    return (np.asarray(planes, dtype=np.float64).reshape(-1, 6),
-            np.asarray(spheres, dtype=np.float64).reshape(-1, 4),
-            np.asarray(capsules, dtype=np.float64).reshape(-1, 7),
-            np.asarray(fp + fs + fc, dtype=np.float64))
-
-
 def compile_scene(scene: Scene) -> CSMModel:
     """The chain-shape-matching model of ``scene``.
 
@@ -288,7 +266,7 @@ def compile_scene(scene: Scene) -> CSMModel:
         _strand(s, st, scene, ar)
     dr = _drives(scene, ar)
     inv_mass = np.where(dr["vertex_drive"] >= 0, 0.0, 1.0 / ar.mass)
-    planes, spheres, capsules, friction = _colliders(scene)
+    planes, spheres, capsules, friction = scene.collider_arrays("csm")
     arrays = ModelArrays(
         gravity=np.asarray(scene.gravity, dtype=np.float64), mass=ar.mass, inv_mass=inv_mass,
         vertex_edge=ar.vertex_edge, vertex_drive=dr["vertex_drive"], vertex_radius=ar.radius,

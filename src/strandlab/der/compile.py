@@ -299,7 +299,7 @@ def _compile(scene: Scene) -> DERModel:
     voronoi = 0.5 * (rest_length[bend_edges[:, 0]] + rest_length[bend_edges[:, 1]])
     bc = _boundary(scene, vertex_dof, edge_dof, estart, ndof, q0, a1)
     loads = np.array([int(vstart[ld.strand]) + ld.vertex for ld in scene.loads], dtype=np.int64)
-    planes, spheres, capsules, cfric = _colliders(scene)
+    planes, spheres, capsules, cfric = scene.collider_arrays("der")
     model = DERModel(
         scene=scene, gravity=np.asarray(scene.gravity, dtype=np.float64),
         strand_vertex_start=vstart, strand_edge_start=estart, strand_dof_start=dstart,
@@ -371,23 +371,3 @@ def _boundary(scene, vertex_dof, edge_dof, estart, ndof, q0, a1) -> dict:
             "drive_edge_frame": arr(def_, (-1,), np.int64), "drive_edge_local": arr(del_, (-1, 3))}
 
 
-def _colliders(scene):
-    planes, spheres, capsules, fp, fs, fc = [], [], [], [], [], []
-    for c in scene.colliders:
-        p = c.params
-        if c.kind == "plane":
-            nrm = np.asarray(p["normal"], dtype=np.float64)
-            planes.append([*p["point"], *(nrm / np.linalg.norm(nrm))])
-            fp.append(c.friction)
-        elif c.kind == "sphere":
-            spheres.append([*p["center"], p["radius"]])
-            fs.append(c.friction)
-        elif c.kind == "capsule":
-            capsules.append([*p["a"], *p["b"], p["radius"]])
-            fc.append(c.friction)
-        else:
-            raise UnsupportedFeature(f"solver 'der' has no collider of kind {c.kind!r}")
-    return (np.asarray(planes, dtype=np.float64).reshape(-1, 6),
-            np.asarray(spheres, dtype=np.float64).reshape(-1, 4),
-            np.asarray(capsules, dtype=np.float64).reshape(-1, 7),
-            np.asarray(fp + fs + fc, dtype=np.float64))

@@ -266,6 +266,31 @@ class Scene:
         return tuple(out)
 
     # -- extra points (frames, meshes, bodies): the output layout every solver reports -------
+    def collider_arrays(self, solver: str) -> tuple:
+        """The colliders as flat arrays, in the layout of :mod:`strandlab.collision.analytic`:
+        planes [P, 6] (point, unit normal), spheres [Q, 4] (centre, radius), capsules [C, 7]
+        (ends a and b, radius) and one friction coefficient each [P + Q + C] (planes first).
+        :class:`UnsupportedFeature` naming ``solver`` for another kind of collider."""
+        planes, spheres, capsules, fp, fs, fc = [], [], [], [], [], []
+        for c in self.colliders:
+            p = c.params
+            if c.kind == "plane":
+                nrm = np.asarray(p["normal"], dtype=np.float64)
+                planes.append([*p["point"], *(nrm / np.linalg.norm(nrm))])
+                fp.append(c.friction)
+            elif c.kind == "sphere":
+                spheres.append([*p["center"], p["radius"]])
+                fs.append(c.friction)
+            elif c.kind == "capsule":
+                capsules.append([*p["a"], *p["b"], p["radius"]])
+                fc.append(c.friction)
+            else:
+                raise UnsupportedFeature(f"solver {solver!r} has no collider of kind {c.kind!r}")
+        return (np.asarray(planes, dtype=np.float64).reshape(-1, 6),
+                np.asarray(spheres, dtype=np.float64).reshape(-1, 4),
+                np.asarray(capsules, dtype=np.float64).reshape(-1, 7),
+                np.asarray(fp + fs + fc, dtype=np.float64))
+
     def extra_layout(self) -> dict:
         """Offsets of the extra points: each frame contributes 3 points (origin and the tips of
         its first two axes at ``frame_size``), each mesh its vertices, each body 3 points
