@@ -104,22 +104,7 @@ def _material(opts, st, label):
 
 
 def _unsupported(scene: Scene) -> None:
-    if scene.meshes:
-        raise UnsupportedFeature(f"solver 'csm' has no deformable meshes (mesh "
-                                 f"{scene.meshes[0].name!r})")
-    if scene.bodies:
-        raise UnsupportedFeature("solver 'csm' has no rigid bodies (body 0)")
-    if scene.triangle_attachments:
-        a = scene.triangle_attachments[0]
-        raise UnsupportedFeature(f"solver 'csm' cannot attach strand {a.strand} to a mesh "
-                                 "triangle")
-    if scene.body_attachments:
-        a = scene.body_attachments[0]
-        raise UnsupportedFeature(f"solver 'csm' cannot attach strand {a.strand} to a rigid body")
-    for a in scene.frame_attachments:
-        if a.slide_axis is not None:
-            raise UnsupportedFeature(f"solver 'csm' cannot let the end of strand {a.strand} "
-                                     "slide along an axis (slide_axis)")
+    scene.require_rods_only("csm")
     for s, st in enumerate(scene.strands):
         if st.closed:
             raise UnsupportedFeature(f"solver 'csm' has no closed strands ({st.name}, strand "

@@ -135,25 +135,6 @@ def _check_strand(s: int, st) -> None:
                          "and finite")
 
 
-def _unsupported(scene: Scene) -> None:
-    if scene.meshes:
-        raise UnsupportedFeature(f"solver 'der' has no deformable meshes (mesh "
-                                 f"{scene.meshes[0].name!r})")
-    if scene.bodies:
-        raise UnsupportedFeature("solver 'der' has no rigid bodies (body 0)")
-    if scene.triangle_attachments:
-        a = scene.triangle_attachments[0]
-        raise UnsupportedFeature(f"solver 'der' cannot attach strand {a.strand} to a mesh "
-                                 "triangle")
-    if scene.body_attachments:
-        a = scene.body_attachments[0]
-        raise UnsupportedFeature(f"solver 'der' cannot attach strand {a.strand} to a rigid body")
-    for a in scene.frame_attachments:
-        if a.slide_axis is not None:
-            raise UnsupportedFeature(f"solver 'der' cannot let the end of strand {a.strand} "
-                                     "slide along an axis (slide_axis)")
-
-
 def compile_scene(scene: Scene) -> DERModel:
     """The discrete-elastic-rods model of ``scene``.
 
@@ -163,7 +144,7 @@ def compile_scene(scene: Scene) -> DERModel:
     """
     if not isinstance(scene, Scene):
         raise TypeError(f"expected a strandlab Scene, got {type(scene).__name__}")
-    _unsupported(scene)
+    scene.require_rods_only("der")
     for s, st in enumerate(scene.strands):
         _check_strand(s, st)
     with np.errstate(all="ignore"):

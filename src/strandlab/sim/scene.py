@@ -266,6 +266,28 @@ class Scene:
         return tuple(out)
 
     # -- extra points (frames, meshes, bodies): the output layout every solver reports -------
+    def require_rods_only(self, solver: str) -> None:
+        """:class:`UnsupportedFeature` naming ``solver`` and the first part of the scene that a
+        model of strands held by kinematic frames cannot express: deformable meshes, rigid
+        bodies, triangle and body attachments, ends sliding along an axis."""
+        if self.meshes:
+            raise UnsupportedFeature(f"solver {solver!r} has no deformable meshes (mesh "
+                                     f"{self.meshes[0].name!r})")
+        if self.bodies:
+            raise UnsupportedFeature(f"solver {solver!r} has no rigid bodies (body 0)")
+        if self.triangle_attachments:
+            a = self.triangle_attachments[0]
+            raise UnsupportedFeature(f"solver {solver!r} cannot attach strand {a.strand} to a "
+                                     "mesh triangle")
+        if self.body_attachments:
+            a = self.body_attachments[0]
+            raise UnsupportedFeature(f"solver {solver!r} cannot attach strand {a.strand} to a "
+                                     "rigid body")
+        for a in self.frame_attachments:
+            if a.slide_axis is not None:
+                raise UnsupportedFeature(f"solver {solver!r} cannot let the end of strand "
+                                         f"{a.strand} slide along an axis (slide_axis)")
+
     def collider_arrays(self, solver: str) -> tuple:
         """The colliders as flat arrays, in the layout of :mod:`strandlab.collision.analytic`:
         planes [P, 6] (point, unit normal), spheres [Q, 4] (centre, radius), capsules [C, 7]
