@@ -13,7 +13,7 @@ import time
 import numba
 import numpy as np
 
-from strandlab.der import kernels as K
+from strandlab.rods import kernels as K
 
 
 def build(n_strands, n_vertices, seed=0):

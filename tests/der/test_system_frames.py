@@ -1,5 +1,5 @@
 """The frame updates the solver runs (``DERSystem.load_frames`` / ``prepare``, implemented in
-``der/kernels.py``): time-parallel transport of the reference directors by the minimal rotation
+``rods/kernels.py``): time-parallel transport of the reference directors by the minimal rotation
 for finite turns of the edges, and the reference twist unwrapped across +-pi.  References:
 ``der_reference.py`` (NumPy, from the definitions).  Small rotations cannot show a wrong
 transport (re-orthonormalising a first-order transport is exact to first order), so the edges

@@ -4,7 +4,7 @@ shape.
 
 Plain Python functions over array slots and scalars (no decorator, no allocation, no exception:
 they return a status), compiled where the statics kernels are defined
-(:mod:`strandlab.der.statics`).  Formulas and notation of :mod:`strandlab.der.energies`.
+(:mod:`strandlab.der.statics`).  Formulas and notation of :mod:`strandlab.rods.energies`.
 
 At a fixed configuration ``q`` (with its reference frames and reference twist) every elastic
 force is an explicit function of the rest shape:
@@ -21,7 +21,7 @@ force is an explicit function of the rest shape:
 
 ``f = -grad E`` is the generalized elastic force [N | N m].  The gradients of ``kappa`` and
 ``tau`` are the exact ones under time-parallel transport of the frames from ``q`` (as in
-:mod:`strandlab.der.energies`): ``d kappa_c = (dkb/dx)^T m`` on the positions (the transported
+:mod:`strandlab.rods.energies`): ``d kappa_c = (dkb/dx)^T m`` on the positions (the transported
 frame's first-order change lies along the tangent, orthogonal to ``kb``),
 ``d kappa / d theta = (kappa_1, -kappa_0)`` / ``(kappa_3, -kappa_2)`` on the two angles, and
 ``d tau = (kb / (2 |e_j|) on each edge, -1 on theta_j0, +1 on theta_j1)``.
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from . import energies as _en
+from ..rods import energies as _en
 
 __all__ = [
     "stretch_geometry",

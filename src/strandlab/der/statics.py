@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from numba import get_num_threads, njit, prange
 from numba.extending import register_jitable
 
-from . import kernels as _kernels  # noqa: F401  (registers the energy helpers for compilation)
+from ..rods import kernels as _kernels  # noqa: F401  (registers the energy helpers for compilation)
 from . import static_stencils as _st
 from .model import DERModel
 from .system import DERSystem

@@ -12,17 +12,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..implicit.assembly import use_parallel
-from .contact_term import ContactTerm
-from .contact_term import contact_stiffness as contact_stiffness_of
-from .kernels import (
+from ..rods.kernels import (
     material_frames,
     reference_twists,
     reference_twists_serial,
     transport_frames,
     transport_frames_serial,
 )
+from ..rods.terms import BendTwistTerm, StretchTerm
+from .contact_term import ContactTerm
+from .contact_term import contact_stiffness as contact_stiffness_of
 from .model import DERModel
-from .terms import BendTwistTerm, StretchTerm
 
 __all__ = ["DERSystem"]
 

@@ -8,10 +8,10 @@
 - :class:`BendTwistTerm`: bending plus twisting in one pass (the fast path for large models).
 
 Energies in J; formulas, the material frames and the exactness of the derivatives are described
-in :mod:`strandlab.der.energies`.  The bend and twist terms hold references to the model's
+in :mod:`strandlab.rods.energies`.  The bend and twist terms hold references to the model's
 reference frames ``a1``, ``a2`` [E, 3] and reference twist ``m_ref`` [S] (not copies): the model
 keeps them transported to the configuration ``q`` before each :meth:`evaluate`
-(:func:`strandlab.der.kernels.transport_frames`, :func:`~strandlab.der.kernels.reference_twists`).
+(:func:`strandlab.rods.kernels.transport_frames`, :func:`~strandlab.rods.kernels.reference_twists`).
 
 A degenerate stencil (an edge of zero length, or antiparallel edges) gets energy +inf and a zero
 gradient and Hessian, so that a line search backs off; ``n_degenerate`` and

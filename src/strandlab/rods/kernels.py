@@ -8,7 +8,7 @@ Energy kernels (:func:`stretch_terms`, :func:`bend_terms`, :func:`twist_terms`,
 [S, k] and, when ``want_hess``, Hessian ``H_out`` [S, k, k] (pass an empty [0, k, k] array
 otherwise), and return the number of degenerate stencils (an edge of zero length, or antiparallel
 edges: their energy is +inf and their gradient and Hessian zero).  The formulas are those of
-:mod:`strandlab.der.energies`.
+:mod:`strandlab.rods.energies`.
 
 Parallel structure: ``prange`` over stencils.  Each stencil writes only its own output slots
 (the scatter into the global system is the integrator's), so stencils are independent, and they

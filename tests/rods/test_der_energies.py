@@ -35,7 +35,7 @@ from der_reference import (
 )
 from scipy.spatial.transform import Rotation
 
-from strandlab.der import kernels as K
+from strandlab.rods import kernels as K
 
 K1, K2, KT, LT = 1.3, 0.7, 0.9, 0.8  # stiffnesses [N m^2] and Voronoi length [m] (unequal k1, k2)
 

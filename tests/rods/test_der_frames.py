@@ -9,7 +9,7 @@ import pytest
 from der_reference import Base, signed_angle, stencil_parts, strand_layout, transport_perp, unit
 from scipy.spatial.transform import Rotation
 
-from strandlab.der import kernels as K
+from strandlab.rods import kernels as K
 
 
 def _model(rng, sizes=(5, 7, 4), closed=(False, True, False), wiggle=0.4):

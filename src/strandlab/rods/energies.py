@@ -2,7 +2,7 @@
 
 Plain Python functions over array slots, scalars and 3-tuples (no decorator, no allocation, no
 exception: they return a status), compiled where the kernels are defined
-(:mod:`strandlab.der.kernels`).  Each ``add_*`` function ADDS one stencil's energy [J] to
+(:mod:`strandlab.rods.kernels`).  Each ``add_*`` function ADDS one stencil's energy [J] to
 ``e_out[s]``, its gradient to ``g_out[s, :]`` [J/m | J/rad] and, when ``want_hess``, its Hessian
 to ``H_out[s, :, :]`` [J/m^2 | J/(m rad) | J/rad^2].  Coordinates ``q`` [m | rad] are read
 through the stencil's row ``dofs[s, :]`` only.

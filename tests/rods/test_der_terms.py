@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from der_reference import strand_layout
 
-from strandlab.der import kernels as K
-from strandlab.der.terms import BendTerm, BendTwistTerm, StretchTerm, TwistTerm
+from strandlab.rods import kernels as K
+from strandlab.rods.terms import BendTerm, BendTwistTerm, StretchTerm, TwistTerm
 
 
 def _setup(seed=0, sizes=(6, 8, 5), closed=(False, True, False)):
