@@ -185,7 +185,7 @@ def test_scene_is_frozen_and_names_its_layout():
     assert list(scene.strand_vertex_offsets) == [0, 9, 16]
     assert list(scene.strand_edge_offsets) == [0, 8, 14]
     lay = scene.extra_layout()
-    assert lay == {"frames": [0], "meshes": [3], "bodies": [], "n": 6}
+    assert lay == {"frames": [0], "meshes": [3], "bodies": [], "simplicial": [], "n": 6}
     assert scene.extra_triangles.tolist() == [[3, 4, 5]]
     d = scene.describe()
     assert d["n_strands"] == 2 and d["strands"][1]["n_vertices"] == 7

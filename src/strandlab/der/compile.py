@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry.transport import material_directions
+from ..rods.rest import stencil_rest_values
 from ..sim.scene import Scene, UnsupportedFeature, options_of
 from ..sim.validate import check_memory
 from .model import DERModel
@@ -61,26 +62,8 @@ def rest_values(points: np.ndarray, d1: np.ndarray, *, closed: bool, label: str 
     ne, i0, i1 = _edges(n, closed)
     e = p[i1] - p[i0]
     length = np.linalg.norm(e, axis=1)
-    t = e / length[:, None]
     j0, j1, vc = _bend_edges(n, closed)
-    a, b = e[j0], e[j1]
-    den = length[j0] * length[j1] + np.einsum("ij,ij->i", a, b)
-    bad = np.nonzero(den <= 1e-12 * length[j0] * length[j1])[0]
-    if len(bad):
-        raise ValueError(f"{label}: the polyline turns back on itself at vertex {int(vc[bad[0]])}"
-                         " (a 180 degree fold has no curvature)")
-    kb = 2.0 * np.cross(a, b) / den[:, None]
-    m1 = d1
-    m2 = np.cross(t, m1)
-    kappa = np.stack([np.einsum("ij,ij->i", kb, m2[j0]), -np.einsum("ij,ij->i", kb, m1[j0]),
-                      np.einsum("ij,ij->i", kb, m2[j1]), -np.einsum("ij,ij->i", kb, m1[j1])],
-                     axis=1)
-    u = m1[j0]
-    t0, t1 = t[j0], t[j1]
-    pu = u - (np.einsum("ij,ij->i", u, t1) / (1.0 + np.einsum("ij,ij->i", t0, t1)))[:, None] \
-        * (t0 + t1)
-    twist = np.arctan2(np.einsum("ij,ij->i", np.cross(pu, m1[j1]), t1),
-                       np.einsum("ij,ij->i", pu, m1[j1]))
+    kappa, twist = stencil_rest_values(e[j0], e[j1], d1[j0], d1[j1], label=label, where=vc)
     return length, kappa, twist
 
 

@@ -70,6 +70,7 @@ def compile_scene(scene: Scene) -> PBDModel:
     """
     if not isinstance(scene, Scene):
         raise TypeError(f"expected a strandlab Scene, got {type(scene).__name__}")
+    scene.require_no_simplicial("pbd")
     with np.errstate(all="ignore"):
         return _compile(scene)
 

@@ -39,6 +39,7 @@ from .scene import (
     StrandSpec,
     TriangleAttachment,
 )
+from .simplicial import SimplicialSpec
 from .validate import as_points, as_vector, check_positive, check_rotation, show
 
 __all__ = ["SceneBuilder", "MAX_POINTS"]
@@ -66,6 +67,7 @@ class SceneBuilder:
         self._body_att: list[BodyAttachment] = []
         self._loads: list[PointLoad] = []
         self._colliders: list[Collider] = []
+        self._simplicial: list[SimplicialSpec] = []
         self._n_points = 0
 
     # ------------------------------------------------------------------ strands
@@ -425,16 +427,34 @@ class SceneBuilder:
             out[k] = MappingProxyType(dict(v))
         return MappingProxyType(out)
 
+    def add_simplicial_mesh(self, mesh: SimplicialSpec) -> int:
+        """Add a labelled rod/shell/solid mesh (:mod:`strandlab.sim.simplicial`; build one with
+        :class:`~strandlab.sim.simplicial.SimplicialBuilder` or read one with
+        :func:`strandlab.io.simplicial.read_simplicial`).  Its holds may name frames added
+        before or after."""
+        if not isinstance(mesh, SimplicialSpec):
+            raise TypeError(f"add_simplicial_mesh needs a SimplicialSpec, got "
+                            f"{type(mesh).__name__}")
+        self._reserve(mesh.n_vertices, f"simplicial mesh {mesh.name!r}")
+        self._simplicial.append(mesh)
+        return len(self._simplicial) - 1
+
     def build(self) -> Scene:
         """The frozen, solver-neutral scene description."""
-        if not self._strands and not self._meshes and not self._bodies:
-            raise ValueError("scene is empty: add at least one strand, mesh or rigid body")
+        if not (self._strands or self._meshes or self._bodies or self._simplicial):
+            raise ValueError("scene is empty: add at least one strand, mesh, rigid body or "
+                             "simplicial mesh")
+        for m in self._simplicial:
+            for h in m.holds:
+                if h.frame is not None and not 0 <= h.frame < len(self._frames):
+                    raise ValueError(f"mesh {m.name!r}: vertices held by frame {h.frame}, "
+                                     f"which does not exist ({len(self._frames)} frames)")
         return Scene(gravity=self.gravity.copy(), strands=tuple(self._strands),
                      frames=tuple(self._frames), meshes=tuple(self._meshes),
                      bodies=tuple(self._bodies), frame_attachments=tuple(self._frame_att),
                      triangle_attachments=tuple(self._tri_att),
                      body_attachments=tuple(self._body_att), loads=tuple(self._loads),
-                     colliders=tuple(self._colliders))
+                     colliders=tuple(self._colliders), simplicial=tuple(self._simplicial))
 
 
 def _barycentric(p, tri, scale, label):

@@ -208,6 +208,7 @@ class Scene:
     body_attachments: tuple = ()              #: BodyAttachment
     loads: tuple = ()                         #: PointLoad
     colliders: tuple = ()                     #: Collider
+    simplicial: tuple = ()                    #: SimplicialSpec per labelled simplicial mesh
     strand_vertex_offsets: np.ndarray = field(init=False)  #: [S + 1]
     strand_edge_offsets: np.ndarray = field(init=False)    #: [S + 1]
 
@@ -273,6 +274,7 @@ class Scene:
         if self.meshes:
             raise UnsupportedFeature(f"solver {solver!r} has no deformable meshes (mesh "
                                      f"{self.meshes[0].name!r})")
+        self.require_no_simplicial(solver)
         if self.bodies:
             raise UnsupportedFeature(f"solver {solver!r} has no rigid bodies (body 0)")
         if self.triangle_attachments:
@@ -287,6 +289,13 @@ class Scene:
             if a.slide_axis is not None:
                 raise UnsupportedFeature(f"solver {solver!r} cannot let the end of strand "
                                          f"{a.strand} slide along an axis (slide_axis)")
+
+    def require_no_simplicial(self, solver: str) -> None:
+        """:class:`UnsupportedFeature` naming ``solver`` and the first labelled simplicial mesh
+        (rods, shells and solids are the model of the ``"mixed"`` solver)."""
+        if self.simplicial:
+            raise UnsupportedFeature(f"solver {solver!r} has no rod/shell/solid meshes (mesh "
+                                     f"{self.simplicial[0].name!r}); use solver 'mixed'")
 
     def collider_arrays(self, solver: str) -> tuple:
         """The colliders as flat arrays, in the layout of :mod:`strandlab.collision.analytic`:
@@ -316,10 +325,10 @@ class Scene:
     def extra_layout(self) -> dict:
         """Offsets of the extra points: each frame contributes 3 points (origin and the tips of
         its first two axes at ``frame_size``), each mesh its vertices, each body 3 points
-        (centre and the tips of its first two axes).  Keys: ``frames``, ``meshes``, ``bodies``
-        (start offsets) and ``n`` (total)."""
+        (centre and the tips of its first two axes), each simplicial mesh its vertices.  Keys:
+        ``frames``, ``meshes``, ``bodies``, ``simplicial`` (start offsets) and ``n`` (total)."""
         k = 0
-        out = {"frames": [], "meshes": [], "bodies": []}
+        out = {"frames": [], "meshes": [], "bodies": [], "simplicial": []}
         for _ in self.frames:
             out["frames"].append(k)
             k += 3
@@ -329,15 +338,28 @@ class Scene:
         for _ in self.bodies:
             out["bodies"].append(k)
             k += 3
+        for m in self.simplicial:
+            out["simplicial"].append(k)
+            k += m.n_vertices
         out["n"] = k
         return out
 
     @property
     def extra_triangles(self) -> np.ndarray:
-        """Mesh triangles indexing the extra points, int [M, 3]."""
+        """Mesh triangles indexing the extra points, int [M, 3] (deformable meshes, then the
+        shell triangles and solid boundary faces of the simplicial meshes)."""
         lay = self.extra_layout()
         tris = [m.triangles + lay["meshes"][k] for k, m in enumerate(self.meshes)]
+        tris += [m.surface_triangles() + lay["simplicial"][k]
+                 for k, m in enumerate(self.simplicial)]
         return np.concatenate(tris).astype(np.int64) if tris else np.zeros((0, 3), np.int64)
+
+    @property
+    def extra_segments(self) -> np.ndarray:
+        """Rod edges of the simplicial meshes indexing the extra points, int [G, 2]."""
+        lay = self.extra_layout()
+        seg = [m.rod_edges + lay["simplicial"][k] for k, m in enumerate(self.simplicial)]
+        return np.concatenate(seg).astype(np.int64) if seg else np.zeros((0, 2), np.int64)
 
     def frame_size(self, f: int) -> float:
         """Length scale of frame ``f`` [m]: the mean rest edge length of the first strand it
@@ -368,6 +390,7 @@ class Scene:
                        "force": None if ld.force is None else ld.force.tolist(),
                        "function": ld.fn is not None} for ld in self.loads],
             "colliders": [c.to_dict() for c in self.colliders],
+            "simplicial": [m.describe() for m in self.simplicial],
         }
 
 
