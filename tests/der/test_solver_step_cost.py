@@ -45,7 +45,7 @@ def test_serial_twins_compute_the_parallel_kernels_bits():
     for tf, rt in ((K.transport_frames, K.reference_twists),
                    (K.transport_frames_serial, K.reference_twists_serial)):
         a1, a2, tw = st.a1.copy(), np.zeros((m.n_edges, 3)), np.zeros(m.n_bend)
-        tf(st.q, q, sy._edge_dofs, a1, a2)
+        tf(st.q, q, sy.frames.edge_dofs, a1, a2)
         rt(q, m.bend_dofs, m.bend_edges, a1, st.ref_twist, tw)
         outs.append((a1, a2, tw))
     for x, y in zip(*outs):

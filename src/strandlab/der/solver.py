@@ -337,8 +337,8 @@ class DERSolver:
             np.einsum("nij,nj->ni", rot[m.drive_edge_frame[de]], m.drive_edge_local[de],
                       out=self._de_want)
             e = m.drive_edge[de]
-            drive_edge_angles(q, self.system._q_prev, self._de_dof0, self._de_dof1,
-                              self.system._a1_prev[e], self._de_want, m.edge_dof[e])
+            drive_edge_angles(q, self.system.frames.q_prev, self._de_dof0, self._de_dof1,
+                              self.system.frames.a1_prev[e], self._de_want, m.edge_dof[e])
 
     def _check(self, s: DERState) -> None:
         st, m = self.settings, self.model

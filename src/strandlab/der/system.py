@@ -11,25 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..implicit.assembly import use_parallel
-from ..rods.kernels import (
-    material_frames,
-    reference_twists,
-    reference_twists_serial,
-    transport_frames,
-    transport_frames_serial,
-)
+from ..rods.frames import RodFrames
 from ..rods.terms import BendTwistTerm, StretchTerm
 from .contact_term import ContactTerm
 from .contact_term import contact_stiffness as contact_stiffness_of
 from .model import DERModel
 
 __all__ = ["DERSystem"]
-
-#: Serial cost per edge of the frame transport and per stencil of the reference twist, in the
-#: work units of :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (below that, serial kernels).
-FRAME_WORK = 10
-TWIST_WORK = 10
 
 
 class DERSystem:
@@ -49,14 +37,11 @@ class DERSystem:
         self.n_dofs = m.n_dofs
         self.mass = m.mass
         self.block_start = m.strand_dof_start
-        ne, nb = m.n_edges, m.n_bend
-        self._edge_dofs = np.ascontiguousarray(m.stretch_dofs)
-        self.a1 = m.a1_0.copy()
-        self.a2 = np.zeros((ne, 3))
-        self.ref_twist = m.ref_twist0.copy()
-        self._q_prev = m.q0.copy()
-        self._a1_prev = m.a1_0.copy()
-        self._tw_prev = m.ref_twist0.copy()
+        nb = m.n_bend
+        self.frames = RodFrames(edge_dofs=m.stretch_dofs, edge_dof=m.edge_dof,
+                                bend_dofs=m.bend_dofs, bend_edges=m.bend_edges, q0=m.q0,
+                                a1_0=m.a1_0, ref_twist0=m.ref_twist0)
+        self.a1, self.a2, self.ref_twist = self.frames.a1, self.frames.a2, self.frames.ref_twist
         self.stretch = StretchTerm(dofs=m.stretch_dofs, rest_length=m.rest_length,
                                    stiffness=m.stretch_stiffness, project=project)
         self.bend_twist = BendTwistTerm(
@@ -80,37 +65,17 @@ class DERSystem:
 
     def load_frames(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:
         """Start a step from coordinates ``q`` whose reference directors are ``a1`` [E, 3] and
-        reference twists ``ref_twist`` [B].  The frames the terms read (``a1``, ``a2``,
-        ``ref_twist``) are set by :meth:`prepare`, which the integrator calls at every iterate
-        before evaluating the terms (it starts from these directors, so nothing is computed
-        here)."""
-        self._q_prev[...] = q
-        self._a1_prev[...] = a1
-        self._tw_prev[...] = ref_twist
-        self.a1[...] = a1
-        self.ref_twist[...] = ref_twist
+        reference twists ``ref_twist`` [B] (:meth:`strandlab.rods.frames.RodFrames.load`)."""
+        self.frames.load(q, a1, ref_twist)
 
     def begin_step(self, q: np.ndarray) -> None:
         """Nothing to do: the solver loads the step's frames with :meth:`load_frames`."""
 
     def prepare(self, q: np.ndarray) -> None:
         """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
-        m = self.model
-        self.a1[...] = self._a1_prev
-        tf = transport_frames if use_parallel(2, FRAME_WORK * m.n_edges) else \
-            transport_frames_serial
-        tf(self._q_prev, q, self._edge_dofs, self.a1, self.a2)
-        rt = reference_twists if use_parallel(2, TWIST_WORK * m.n_bend) else \
-            reference_twists_serial
-        rt(q, m.bend_dofs, m.bend_edges, self.a1, self._tw_prev, self.ref_twist)
+        self.frames.prepare(q)
 
     def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
         """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference
-        directors are ``a1`` (which must be perpendicular to the edges of ``q``)."""
-        m = self.model
-        u = np.array(a1, dtype=np.float64)
-        v = np.zeros_like(u)
-        transport_frames(q, q, self._edge_dofs, u, v)      # v = t x a1
-        m1, m2 = np.zeros_like(u), np.zeros_like(u)
-        material_frames(q, m.edge_dof, u, v, m1, m2)
-        return m1
+        directors are ``a1``."""
+        return self.frames.material_d1(q, a1)
