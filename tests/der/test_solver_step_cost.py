@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import strandlab as sl
+from strandlab.collision.penalty import contact_terms, contact_terms_serial
 from strandlab.der import DERSettings, DERSolver
 from strandlab.der.contact import collide_vertices, collide_vertices_serial
-from strandlab.der.contact_term import contact_terms, contact_terms_serial
 from strandlab.der.solver import check_state
 from strandlab.rods import kernels as K
 from strandlab.sim.shapes import line

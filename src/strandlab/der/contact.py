@@ -5,7 +5,7 @@ section radius) is pushed out along the surface normal, and its velocity, taken 
 displacement, loses its inward normal part and, by Coulomb friction, up to ``mu * depth / dt``
 of its tangential part (the shared contact model of :mod:`strandlab.collision.analytic`).
 
-With the penalty of :mod:`strandlab.der.contact_term` in the solve (``k_pen > 0``), the push
+With the penalty of :mod:`strandlab.collision.penalty` in the solve (``k_pen > 0``), the push
 is the correction of deep penetration only (``push_scale < 1``), and a vertex held by the
 penalty (inside its full ball, not pushed) gets the friction of its penalty force
 ``f = k (r - g)``: the normal velocity change ``f dt / m`` stands for ``depth / dt``.

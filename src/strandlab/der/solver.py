@@ -71,7 +71,7 @@ class DERSettings:
     max_speed : largest allowed vertex speed [m/s] (> 0), or None.
     contact_stiffness : stiffness of the contact penalty in the solve, as a multiple of the
         axial spring constant ``k_s / lbar`` of the vertex's edges (default 1;
-        :mod:`strandlab.der.contact_term`).  0: contacts by the push after the step alone.
+        :mod:`strandlab.collision.penalty`).  0: contacts by the push after the step alone.
     """
 
     newton_iterations: int = 1

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..collision.penalty import ContactTerm
+from ..collision.penalty import contact_stiffness as contact_stiffness_of
 from ..rods.frames import RodFrames
 from ..rods.terms import BendTwistTerm, StretchTerm
-from .contact_term import ContactTerm
-from .contact_term import contact_stiffness as contact_stiffness_of
 from .model import DERModel
 
 __all__ = ["DERSystem"]

@@ -4,8 +4,8 @@ The solver-neutral description of the objects of Chang et al. 2019 ("A unified s
 for mixed-dimensional and non-manifold deformable elastic objects").  A mesh has vertices [m]
 and three kinds of labelled simplices:
 
-- rod edges [R, 2], each in a rod *part* whose material is a :class:`~strandlab.sim.material.Material`
-  (Young's and shear moduli, density, section);
+- rod edges [R, 2], each in a rod *part* whose material is a
+  :class:`~strandlab.sim.material.Material` (Young's and shear moduli, density, section);
 - shell triangles [T, 3], each in a shell part with a :class:`ShellMaterial` (E, nu, thickness,
   density);
 - solid tetrahedra [K, 4], each in a solid part with a :class:`SolidMaterial` (E, nu, density),

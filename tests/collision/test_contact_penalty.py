@@ -1,12 +1,12 @@
-"""The contact penalty of DER vertices (strandlab.der.contact_term): energy, gradient and Hessian
+"""The contact penalty of DER vertices (strandlab.collision.penalty): energy, gradient and Hessian
 against finite differences on planes, spheres and capsules (cylinder and cap), deep and
 grazing; no force outside the ball; bad input named; and the solver with it: curly hair
 falling on a head no longer gains strain from the push after each step."""
 import numpy as np
 import pytest
 
+from strandlab.collision.penalty import ContactTerm, contact_stiffness
 from strandlab.der import DERSettings, DERSolver
-from strandlab.der.contact_term import ContactTerm, contact_stiffness
 from strandlab.scenes.hair_head import hair_scene
 from strandlab.scenes.hairstyles import generate_hairstyle
 

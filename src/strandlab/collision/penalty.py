@@ -10,10 +10,10 @@ with ``k`` [N/m] per vertex.  The gradient is ``k (g - r) n`` and the Hessian
 ``(g - r) / rho (I - n n^T)`` for spheres of centre distance ``rho``; dropped by ``project``,
 which keeps the Hessian positive semi-definite).
 
-Why in the solve: after a step, the vertices found inside a collider are pushed out
-(:mod:`strandlab.der.contact`); alone, that push fights the stiff stretching and bending of the
-strand, which the next implicit step undoes, and a coiled strand pressed on a head gains strain
-each step until the run stops.  With the penalty, the solve sees the contact force and moves
+Why in the solve (shown on discrete elastic rods): after a step, the vertices found inside a
+collider are pushed out (:mod:`strandlab.der.contact`); alone, that push fights the stiff
+stretching and bending of the strand, which the next implicit step undoes, and a coiled strand
+pressed on a head gains strain each step until the run stops.  With the penalty, the solve sees the contact force and moves
 the neighbours with it; the push is then a small correction.  The term is active only where the
 step starts in contact (one Newton iteration evaluates it at the step's start), so a vertex
 reaching a collider during a step is caught by the push, and held by the penalty from the next
@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..collision.analytic import collider_gap, n_colliders
 from ..implicit.assembly import use_parallel
 from ..implicit.terms import StencilTerm, check_dofs
+from .analytic import collider_gap, n_colliders
 
 __all__ = ["ContactTerm", "contact_stiffness"]
 
