@@ -14,10 +14,10 @@ Why in the solve (shown on discrete elastic rods): after a step, the vertices fo
 collider are pushed out (:mod:`strandlab.der.contact`); alone, that push fights the stiff
 stretching and bending of the strand, which the next implicit step undoes, and a coiled strand
 pressed on a head gains strain each step until the run stops.  With the penalty, the solve sees
-the contact force and moves the neighbours with it; the push is then a small correction.  The term is active only where the
-step starts in contact (one Newton iteration evaluates it at the step's start), so a vertex
-reaching a collider during a step is caught by the push, and held by the penalty from the next
-step on.
+the contact force and moves the neighbours with it; the push is then a small correction.  The
+term is active only where the step starts in contact (one Newton iteration evaluates it at the
+step's start), so a vertex reaching a collider during a step is caught by the push, and held by
+the penalty from the next step on.
 """
 from __future__ import annotations
 
