@@ -204,7 +204,11 @@ def boundary_faces(tets: np.ndarray) -> np.ndarray:
     return faces[count[inv.ravel()] == 1]
 
 
+_SINGULAR = {"rod edges": "rod edge", "triangles": "triangle", "tetrahedra": "tetrahedron"}
+
+
 def _indices(name: str, what: str, a, cols: int, n_vertices: int) -> np.ndarray:
+    one = _SINGULAR[what]
     x = np.asarray(a if a is not None else np.zeros((0, cols)), dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != cols or (x.size and not np.all(x == np.round(x))):
         raise ValueError(f"mesh {name!r}: {what} must be integer vertex indices of shape "
@@ -212,19 +216,19 @@ def _indices(name: str, what: str, a, cols: int, n_vertices: int) -> np.ndarray:
     x = x.astype(np.int64)
     bad = np.nonzero(((x < 0) | (x >= n_vertices)).any(axis=1))[0]
     if len(bad):
-        raise ValueError(f"mesh {name!r}: {what[:-1] if what.endswith('s') else what} "
-                         f"{int(bad[0])} names vertex indices {x[bad[0]].tolist()} outside "
+        raise ValueError(f"mesh {name!r}: {one} {int(bad[0])} names vertex indices {x[bad[0]].tolist()} outside "
                          f"0..{n_vertices - 1}")
     srt = np.sort(x, axis=1)
     rep = np.nonzero((np.diff(srt, axis=1) == 0).any(axis=1))[0]
     if len(rep):
-        raise ValueError(f"mesh {name!r}: {what[:-1]} {int(rep[0])} repeats a vertex "
+        raise ValueError(f"mesh {name!r}: {one} {int(rep[0])} repeats a vertex "
                          f"({x[rep[0]].tolist()})")
-    _, first, count = np.unique(srt, axis=0, return_index=True, return_counts=True)
-    if len(count) and count.max() > 1:
-        k = int(np.sort(first[count > 1])[0])
-        raise ValueError(f"mesh {name!r}: {what[:-1]} {k} ({x[k].tolist()}) appears more than "
-                         "once")
+    _, first, inv = np.unique(srt, axis=0, return_index=True, return_inverse=True)
+    again = np.nonzero(first[inv.ravel()] != np.arange(len(x)))[0]
+    if len(again):
+        k = int(again[0])
+        raise ValueError(f"mesh {name!r}: {one} {k} ({x[k].tolist()}) appears more than "
+                         f"once (as {one} {int(first[inv.ravel()[k]])})")
     return x
 
 

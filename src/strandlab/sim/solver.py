@@ -43,6 +43,7 @@ _REGISTRY: dict[str, str | type] = {
     "pbd": "strandlab.pbd.solver:PBDSolver",
     "der": "strandlab.der.solver:DERSolver",
     "csm": "strandlab.csm.solver:CSMSolver",
+    "mixed": "strandlab.mixed.solver:MixedSolver",
 }
 
 

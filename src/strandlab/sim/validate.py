@@ -11,15 +11,19 @@ __all__ = ["check_state_arrays", "as_points", "as_vector", "check_positive", "ch
 
 class SimulationDiverged(RuntimeError):
     """A step produced non-finite positions or velocities, or exceeded a bound (``what``);
-    ``point`` is -1 when the failure concerns a whole strand (e.g. its linear solve)."""
+    ``point`` is -1 when the failure concerns a whole strand (e.g. its linear solve).  ``where``
+    names the object instead of ``strand`` for models whose objects are not strands (a
+    simplicial mesh: ``"mesh 'ball'"``)."""
 
-    def __init__(self, step: int, time: float, strand: int, point: int, what: str | None = None):
+    def __init__(self, step: int, time: float, strand: int, point: int, what: str | None = None,
+                 where: str | None = None):
         self.step = step
         self.time = time
         self.strand = strand
         self.point = point
         self.what = what
-        where = f"strand {strand}" if strand >= 0 else "a non-strand point"
+        if where is None:
+            where = f"strand {strand}" if strand >= 0 else "a non-strand point"
         if what is None:
             msg = f"non-finite position or velocity at point {point} of {where}"
         elif point < 0:

@@ -1,0 +1,175 @@
+"""Labelled simplicial meshes in Gmsh (``.msh``) and VTK (``.vtu``) files, through meshio.
+
+A file holds the vertices and cells of one conforming mesh: ``line`` cells are rod edges,
+``triangle`` cells shell triangles, ``tetra`` cells solid tetrahedra.  Each cell carries an
+integer *part tag*: in Gmsh files its physical group (``gmsh:physical``, whose name, from the
+file's ``$PhysicalNames``, is the part's name), in VTK files the cell array ``part`` (with the
+part names in the field data, as :func:`write_simplicial` writes them).  Materials are given
+by part name or tag when reading (files know no materials), so a user authors the mesh in Gmsh,
+or exports it from Blender, names the parts, and assigns the materials in a scene file or in
+Python.
+
+``meshio`` is an optional dependency (``pip install strandlab[mesh]``), imported when a file is
+read or written.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+
+from ..sim.simplicial import KINDS, Part, SimplicialSpec
+from .atomic import atomic_path, check_writable_folder
+
+__all__ = ["read_simplicial", "write_simplicial", "SIMPLICIAL_SUFFIXES"]
+
+SIMPLICIAL_SUFFIXES = (".msh", ".vtu")
+_CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
+_KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
+_CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
+_DIM = {"rod": 1, "shell": 2, "solid": 3}
+
+
+def _meshio():
+    try:
+        import meshio
+    except ImportError as exc:                               # pragma: no cover
+        raise ImportError("reading and writing meshes needs meshio: pip install "
+                          "'strandlab[mesh]'") from exc
+    return meshio
+
+
+def _tags(mesh, k: int, path: Path) -> np.ndarray:
+    for key in ("gmsh:physical", "part", "CellEntityIds", "medit:ref"):
+        if key in mesh.cell_data:
+            return np.asarray(mesh.cell_data[key][k], dtype=np.int64).ravel()
+    raise ValueError(f"{path}: the cells carry no part tags (Gmsh physical groups or a "
+                     "'part' cell array)")
+
+
+def _names(mesh) -> dict:
+    """Part tag -> name from the file's field data (Gmsh physical names)."""
+    out = {}
+    for name, val in (mesh.field_data or {}).items():
+        arr = np.asarray(val).ravel()
+        if len(arr):
+            out[int(arr[0])] = str(name)
+    return out
+
+
+def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
+                    name: str | None = None, scale: float = 1.0) -> SimplicialSpec:
+    """Read a labelled mesh (see the module docstring).
+
+    materials : part name (or integer tag) -> material (:class:`~strandlab.sim.material.Material`
+        for rod parts, :class:`~strandlab.sim.simplicial.ShellMaterial`,
+        :class:`~strandlab.sim.simplicial.SolidMaterial`); every tag used by a cell needs one.
+    connections, holds : as :class:`~strandlab.sim.simplicial.SimplicialSpec` (parts are
+        numbered in the order of their first appearance: rods, then shells, then solids, each
+        by increasing tag; :meth:`SimplicialSpec.part_index` finds one by name).
+    scale : metres per file unit (0.01 for a file in centimetres).
+
+    Errors name the file and the offending cell: an unreadable file, a tag without material,
+    a cell whose material does not fit its simplex (a triangle labelled with a rod material).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no mesh file {p}")
+    meshio = _meshio()
+    try:
+        mesh = meshio.read(p)
+    except Exception as exc:
+        raise ValueError(f"{p}: cannot read the mesh ({type(exc).__name__}: {exc})") from exc
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive number, got {scale!r}")
+    names = _names(mesh)
+    cells = {"rod": [], "shell": [], "solid": []}
+    for k, block in enumerate(mesh.cells):
+        if block.type not in _CELL_KIND:
+            continue
+        tags = _tags(mesh, k, p)
+        kind = _CELL_KIND[block.type]
+        for tag in np.unique(tags):
+            key = names.get(int(tag), int(tag))
+            mat = materials.get(key, materials.get(int(tag)))
+            sel = np.asarray(block.data)[tags == tag]
+            if mat is None:
+                first = int(np.nonzero(tags == tag)[0][0])
+                raise ValueError(f"{p}: {_CELL_WORD[block.type]} {first} has part {key!r}, "
+                                 "which has no material (give one in materials=)")
+            cells[kind].append((int(tag), str(key), mat, sel))
+    parts, arrays = [], {}
+    for kind in KINDS:
+        got = sorted(cells[kind], key=lambda c: c[0])
+        idx, part = [], []
+        for tag, key, mat, sel in got:
+            try:
+                parts.append(Part(key, kind, mat))
+            except TypeError as exc:
+                raise ValueError(f"{p}: {_CELL_WORD[_KIND_CELL[kind]]}s of part {key!r} (tag "
+                                 f"{tag}): {exc}") from None
+            idx.append(sel)
+            part.append(np.full(len(sel), len(parts) - 1))
+        cols = {"rod": 2, "shell": 3, "solid": 4}[kind]
+        arrays[kind] = (np.concatenate(idx) if idx else np.zeros((0, cols), np.int64),
+                        np.concatenate(part) if part else np.zeros(0, np.int64))
+    used = np.unique(np.concatenate([arrays[k][0].ravel() for k in KINDS]))
+    x = np.asarray(mesh.points, dtype=np.float64)
+    if x.shape[1] == 2:
+        x = np.c_[x, np.zeros(len(x))]
+    # drop points no simplex uses (geometry points of the file), renumbering the cells
+    renum = np.full(len(x), -1, dtype=np.int64)
+    renum[used] = np.arange(len(used))
+    return SimplicialSpec(name=name or p.stem, vertices=x[used] * scale, parts=tuple(parts),
+                          rod_edges=renum[arrays["rod"][0]], rod_part=arrays["rod"][1],
+                          triangles=renum[arrays["shell"][0]], triangle_part=arrays["shell"][1],
+                          tets=renum[arrays["solid"][0]], tet_part=arrays["solid"][1],
+                          connections=tuple(connections), holds=tuple(holds))
+
+
+def write_simplicial(path, spec: SimplicialSpec, *, positions=None) -> Path:
+    """Write ``spec`` (with ``positions`` [V, 3] [m] instead of its vertices if given) to a
+    ``.msh`` (Gmsh 2.2 ASCII, which Gmsh and Blender importers read) or ``.vtu`` file, atomically; part tags are the part index + 1, named
+    by the part names.  Returns the path."""
+    p = check_writable_folder(path)
+    if p.suffix.lower() not in SIMPLICIAL_SUFFIXES:
+        raise ValueError(f"cannot write {p}: unknown mesh format {p.suffix!r} (use one of "
+                         f"{', '.join(SIMPLICIAL_SUFFIXES)})")
+    meshio = _meshio()
+    x = spec.vertices if positions is None else np.asarray(positions, dtype=np.float64)
+    if x.shape != spec.vertices.shape or not np.isfinite(x).all():
+        raise ValueError(f"positions must be finite with shape {spec.vertices.shape}")
+    blocks, tags = [], []
+    for kind, cells, part in (("rod", spec.rod_edges, spec.rod_part),
+                              ("shell", spec.triangles, spec.triangle_part),
+                              ("solid", spec.tets, spec.tet_part)):
+        if len(cells):
+            blocks.append((_KIND_CELL[kind], np.asarray(cells, dtype=np.int64)))
+            tags.append(np.asarray(part, dtype=np.int64) + 1)
+    field = {pt.name: np.array([k + 1, _DIM[pt.kind]]) for k, pt in enumerate(spec.parts)}
+    if p.suffix.lower() == ".msh":
+        cell_data = {"gmsh:physical": tags, "gmsh:geometrical": tags}
+    else:
+        cell_data = {"part": tags}
+    mesh = meshio.Mesh(x, blocks, cell_data=cell_data, field_data=field)
+    with atomic_path(p) as tmp:
+        if p.suffix.lower() == ".msh":
+            meshio.write(tmp, mesh, file_format="gmsh22", binary=False)
+        else:
+            meshio.write(tmp, mesh, file_format="vtu")
+            _vtu_part_names(tmp, field)
+    return p
+
+
+def _vtu_part_names(path: Path, field: dict) -> None:
+    """Add the part names to a VTU file as field data arrays ``name -> (tag, dimension)``
+    (meshio's VTU writer drops field data; its reader reads it back)."""
+    arrays = "".join(f'<DataArray type="Int64" Name={quoteattr(n)} NumberOfTuples="2" '
+                     f'format="ascii">{int(v[0])} {int(v[1])}</DataArray>\n'
+                     for n, v in field.items())
+    text = path.read_text()
+    text = text.replace("<UnstructuredGrid>", f"<UnstructuredGrid>\n<FieldData>\n{arrays}"
+                        "</FieldData>", 1)
+    path.write_text(text)

@@ -1,0 +1,285 @@
+"""The mixed rod/shell/solid solver (Chang et al. 2019): backward Euler with Newton's method on
+the shared implicit integrator, over the energies of every labelled simplex and connection.
+See docs/mixed.md.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
+from ..rods.kinematics import check_state, drive_edge_angles
+from ..sim.scene import Scene
+from ..sim.solver import Output
+from ..sim.validate import SimulationDiverged, check_state_arrays
+from .compile import compile_scene
+from .model import MixedModel, MixedState
+from .system import MixedSystem, vertex_contact_stiffness
+from .terms import build_terms
+
+__all__ = ["MixedSettings", "MixedSolver"]
+
+
+def _check(name, v, *, positive=False, allow_none=False, integer=False):
+    if v is None and allow_none:
+        return
+    ok = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+    if integer:
+        ok = ok and isinstance(v, (int, np.integer)) and v >= 1
+    if not ok or not math.isfinite(v) or (positive and v <= 0) or v < 0:
+        what = "an integer >= 1" if integer else ("a positive number" if positive else
+                                                   "a number >= 0")
+        raise ValueError(f"{name} must be {what}{' or None' if allow_none else ''}, got {v!r}")
+
+
+@dataclass(frozen=True)
+class MixedSettings:
+    """Solver options (docs/mixed.md).
+
+    tolerance : Newton stops when the free-coordinate residual falls below this fraction of its
+        first value (line search on); None: exactly ``newton_iterations`` Newton steps.
+    newton_iterations : Newton steps per step when ``tolerance`` is None.
+    max_iterations : cap on Newton iterations in tolerance mode.
+    substeps : implicit steps per ``step`` call.
+    hessian : ``"projected"`` (the rods' stretching Hessian clamped PSD; default) or
+        ``"exact"``.
+    damping : mass-proportional damping rate [1/s]; viscous_damping : stiffness-proportional
+        (Rayleigh) damping time [s].
+    contact_stiffness : penalty against the colliders, times each vertex's stiffest axial
+        spring (:func:`strandlab.mixed.system.vertex_contact_stiffness`); 0: no contact.
+    check_finite, max_strain, max_speed : stop with :class:`SimulationDiverged` on a
+        non-finite state, an edge strain above ``max_strain`` or a speed above ``max_speed``
+        [m/s] (None: not checked).
+    """
+
+    tolerance: float | None = 1e-6
+    newton_iterations: int = 1
+    max_iterations: int = 30
+    substeps: int = 1
+    hessian: str = "projected"
+    damping: float = 0.0
+    viscous_damping: float = 0.0
+    contact_stiffness: float = 1.0
+    check_finite: bool = True
+    max_strain: float | None = 0.5
+    max_speed: float | None = 1e3
+
+    OPTIONAL_KINDS: ClassVar[dict] = {"tolerance": float, "max_strain": float,
+                                      "max_speed": float}
+
+    def __post_init__(self):
+        for n in ("newton_iterations", "max_iterations", "substeps"):
+            _check(n, getattr(self, n), integer=True)
+        for n in ("tolerance", "max_strain", "max_speed"):
+            _check(n, getattr(self, n), positive=True, allow_none=True)
+        for n in ("damping", "viscous_damping", "contact_stiffness"):
+            _check(n, getattr(self, n))
+        if self.hessian not in ("projected", "exact"):
+            raise ValueError(f"unknown hessian {self.hessian!r}; choose 'projected' or 'exact'")
+        if not isinstance(self.check_finite, (bool, np.bool_)):
+            raise ValueError(f"check_finite must be true or false, got {self.check_finite!r}")
+
+    def newton(self) -> NewtonSettings:
+        return NewtonSettings(iterations=self.newton_iterations, tolerance=self.tolerance,
+                              max_iterations=self.max_iterations, mass_damping=self.damping,
+                              stiffness_damping=self.viscous_damping)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class MixedSolver:
+    """Rods, shells and solids on one simplicial mesh: compiles a
+    :class:`~strandlab.sim.scene.Scene`'s simplicial meshes into a :class:`MixedModel` and steps
+    it (the solver protocol of :mod:`strandlab.sim.solver`)."""
+
+    name = "mixed"
+    Settings = MixedSettings
+
+    def __init__(self, scene: Scene, settings: MixedSettings | None = None):
+        if not isinstance(scene, Scene):
+            raise TypeError(f"MixedSolver needs a Scene (SceneBuilder.build()), got "
+                            f"{type(scene).__name__}")
+        if settings is not None and not isinstance(settings, MixedSettings):
+            raise TypeError(f"settings must be MixedSettings, got {type(settings).__name__}")
+        self.scene = scene
+        self.model = m = compile_scene(scene)
+        self.settings = st = settings or MixedSettings()
+        project = st.hessian == "projected"
+        self.elastic = build_terms(m, self_frames=None, project=project)
+        self.system = MixedSystem(m, project=project, contact_stiffness=st.contact_stiffness,
+                                  extra_terms=self.elastic.terms)
+        self.elastic.bind(self.system.frames)
+        self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver="sparse")
+        nd, nv = m.n_dofs, m.n_vertices
+        self._f = np.zeros(nd)
+        self._f[: 3 * nv] = (m.mass[: 3 * nv].reshape(-1, 3) * m.gravity).ravel()
+        self._q_target = np.zeros(nd)
+        frames = scene.frames
+        self._rot = np.zeros((len(frames), 3, 3))
+        self._origin = np.zeros((len(frames), 3))
+        self._de_dof0 = np.ascontiguousarray(3 * m.rod_edges[m.drive_edge, 0])
+        self._de_dof1 = np.ascontiguousarray(3 * m.rod_edges[m.drive_edge, 1])
+        self._de_want = np.zeros((len(m.drive_edge), 3))
+        self.last_info = None
+
+    # ------------------------------------------------------------------ protocol
+    def state(self) -> MixedState:
+        """A new state at the scene's initial configuration."""
+        s = self.model.state(self.elastic.n_angles)
+        self.elastic.initial_angles(s.joint_angle)
+        return s
+
+    def output(self, state: MixedState) -> Output:
+        """No strands; the extra points are the frames' (origin and two axis tips each) and then
+        every simplicial mesh's vertices [m] (the scene's ``extra_layout``)."""
+        pts = []
+        for f in range(len(self.scene.frames)):
+            rot, origin = self.scene.frames[f].pose(state.time)
+            size = self.scene.frame_size(f)
+            pts.append(np.stack([origin, origin + size * rot[:, 0], origin + size * rot[:, 1]]))
+        pts.append(self.model.positions(state.q))
+        return Output(positions=np.zeros((0, 3)), d1=np.zeros((0, 3)),
+                      extra=np.concatenate(pts))
+
+    def rod_d1(self, state: MixedState) -> np.ndarray:
+        """The material direction of every rod edge [R, 3] (oriented edges of the model)."""
+        return self.system.frames.material_d1(state.q, state.a1)
+
+    def save_state(self, state: MixedState) -> dict:
+        return {"q": state.q.copy(), "v": state.v.copy(), "a1": state.a1.copy(),
+                "ref_twist": state.ref_twist.copy(), "joint_angle": state.joint_angle.copy(),
+                "time": np.float64(state.time), "step": np.int64(state.step)}
+
+    def load_state(self, arrays: dict) -> MixedState:
+        m = self.model
+        out = check_state_arrays(arrays, {"q": (m.n_dofs,), "v": (m.n_dofs,),
+                                          "a1": (m.n_rod_edges, 3),
+                                          "ref_twist": (len(m.bend_dofs),),
+                                          "joint_angle": (self.elastic.n_angles,),
+                                          "time": (), "step": ()})
+        return MixedState(q=out["q"].astype(np.float64), v=out["v"].astype(np.float64),
+                          a1=out["a1"].astype(np.float64),
+                          ref_twist=out["ref_twist"].astype(np.float64),
+                          joint_angle=out["joint_angle"].astype(np.float64),
+                          time=float(out["time"]), step=int(out["step"]))
+
+    def equilibrium(self, state: MixedState, *, tolerance: float = 1e-10,
+                    atol: float | None = None, max_iterations: int = 200):
+        """Replace ``state`` by the static equilibrium near it under gravity with the held
+        vertices at their places at ``state.time``: Newton's method with a line search on the
+        total potential (no inertia), until the free force norm falls below ``tolerance``
+        times its first value or below ``atol`` [N] (default: the round-off floor, ``1e-13``
+        times the stiffest vertex spring times the longest edge times the square root of the
+        number of free coordinates).  Velocities are zeroed.  Returns the integrator's
+        statistics (``converged``, ``residual``, ``iterations``)."""
+        m = self.model
+        if atol is None:
+            free = int(m.n_dofs - np.count_nonzero(m.fixed))
+            atol = 1e-13 * float(np.max(vertex_contact_stiffness(m, 1.0))) * \
+                float(np.max(m.check_rest_length)) * math.sqrt(max(free, 1))
+        self.system.load_frames(state.q, state.a1, state.ref_twist)
+        self.elastic.load_angles(state.q, state.joint_angle)
+        if len(m.drive_vertex) or len(m.drive_edge):
+            self._drive(state.q, state.time)
+        info = self.integrator.equilibrium(state.q, fixed=m.fixed, f_ext=self._f,
+                                           tolerance=tolerance, atol=atol,
+                                           max_iterations=max_iterations)
+        self.system.prepare(state.q)
+        state.a1[...] = self.system.frames.a1
+        state.ref_twist[...] = self.system.frames.ref_twist
+        self.elastic.store_angles(state.q, state.joint_angle)
+        state.v[...] = 0.0
+        return info
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, state_in: MixedState, state_out: MixedState, dt: float) -> None:
+        """Advance by ``dt`` [s]; :class:`SimulationDiverged` naming the step and mesh when a
+        solve fails or the state leaves its bounds."""
+        if isinstance(dt, bool) or not (isinstance(dt, (float, int, np.floating))
+                                        and math.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt must be a positive finite number, got {dt!r}")
+        st = self.settings
+        if state_out is not state_in:
+            state_out.assign(state_in)
+        h = float(dt) / st.substeps
+        try:
+            for _ in range(st.substeps):
+                self._substep(state_out, h)
+        except (LinearSolveError, ImplicitStepError) as exc:
+            raise SimulationDiverged(state_in.step + 1, state_out.time, 0, -1,
+                                     what=f"the implicit step failed: {exc}",
+                                     where="the simplicial meshes") from exc
+        state_out.step = state_in.step + 1
+        if st.check_finite:
+            self._check(state_out)
+
+    def _substep(self, s: MixedState, h: float) -> None:
+        m = self.model
+        t_next = s.time + h
+        self.system.load_frames(s.q, s.a1, s.ref_twist)
+        self.elastic.load_angles(s.q, s.joint_angle)
+        q_fixed = None
+        if len(m.drive_vertex) or len(m.drive_edge):
+            q_fixed = self._q_target
+            q_fixed[:] = s.q
+            self._drive(q_fixed, t_next)
+        self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
+                                              fixed=m.fixed, q_fixed=q_fixed)
+        self.system.prepare(s.q)
+        s.a1[...] = self.system.frames.a1
+        s.ref_twist[...] = self.system.frames.ref_twist
+        self.elastic.store_angles(s.q, s.joint_angle)
+        s.time = t_next
+
+    def _drive(self, q: np.ndarray, t: float) -> None:
+        m = self.model
+        rot, origin = self._rot, self._origin
+        for f in range(len(self.scene.frames)):
+            rot[f], origin[f] = self.scene.frames[f].pose(t)
+        if len(m.drive_vertex):
+            fr = m.drive_vertex_frame
+            x = origin[fr] + np.einsum("nij,nj->ni", rot[fr], m.drive_vertex_local)
+            q[3 * m.drive_vertex[:, None] + np.arange(3)] = x
+        if len(m.drive_edge):
+            np.einsum("nij,nj->ni", rot[m.drive_edge_frame], m.drive_edge_local,
+                      out=self._de_want)
+            f = self.system.frames
+            drive_edge_angles(q, f.q_prev, self._de_dof0, self._de_dof1,
+                              f.a1_prev[m.drive_edge], self._de_want, m.edge_dof[m.drive_edge])
+
+    def _check(self, s: MixedState) -> None:
+        st, m = self.settings, self.model
+        max_strain = -1.0 if st.max_strain is None else float(st.max_strain)
+        max_speed = -1.0 if st.max_speed is None else float(st.max_speed)
+        vdof = 3 * np.arange(m.n_vertices)
+        bad, e, strain, p, speed = check_state(s.q, s.v, vdof, m.check_edges[:, 0],
+                                               m.check_edges[:, 1], m.check_rest_length,
+                                               max_strain, max_speed)
+        if bad >= 0:
+            k = self._mesh_of(min(bad // 3, m.n_vertices - 1))
+            raise SimulationDiverged(s.step, s.time, k, -1, what=f"coordinate {bad} is not "
+                                     "finite", where=self._mesh_name(k))
+        if e >= 0:
+            v = int(m.check_edges[e, 0])
+            k = self._mesh_of(v)
+            raise SimulationDiverged(s.step, s.time, k, self._local(k, v),
+                                     what=f"edge strain {strain:.3g} exceeds max_strain = "
+                                          f"{st.max_strain:g}", where=self._mesh_name(k))
+        if p >= 0:
+            k = self._mesh_of(p)
+            raise SimulationDiverged(s.step, s.time, k, self._local(k, p),
+                                     what=f"speed {speed:.3g} m/s exceeds max_speed = "
+                                          f"{st.max_speed:g} m/s", where=self._mesh_name(k))
+
+    def _mesh_of(self, v: int) -> int:
+        return int(np.searchsorted(self.model.mesh_vertex_start, v, side="right") - 1)
+
+    def _local(self, k: int, v: int) -> int:
+        return int(v - self.model.mesh_vertex_start[k])
+
+    def _mesh_name(self, k: int) -> str:
+        return f"mesh {self.scene.simplicial[k].name!r}"

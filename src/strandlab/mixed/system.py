@@ -1,0 +1,97 @@
+"""The mixed model as a system of the shared implicit integrator (:mod:`strandlab.implicit`).
+
+Its terms: the rods' stretching and bending-twisting (:mod:`strandlab.rods.terms`), the shells'
+membrane and hinge bending (:mod:`strandlab.mixed.shell`), the solids' St. Venant-Kirchhoff
+energy (:mod:`strandlab.mixed.solid`), the connections (:mod:`strandlab.mixed.connections`) and
+the contact penalty against the scene's colliders (:mod:`strandlab.collision.penalty`).  One
+block spans every coordinate (the sparse solver).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..collision.penalty import ContactTerm
+from ..rods.frames import RodFrames
+from ..rods.terms import BendTwistTerm, StretchTerm
+from .model import MixedModel
+
+__all__ = ["MixedSystem", "vertex_contact_stiffness"]
+
+
+def vertex_contact_stiffness(m: MixedModel, factor: float) -> np.ndarray:
+    """Contact penalty stiffness of each vertex [N/m]: ``factor`` times the stiffest axial
+    spring of its simplices (rod edges ``E A / l``, shell triangles ``E t``, tetrahedra ``E l``
+    with ``l`` the cube root of the volume)."""
+    nv = m.n_vertices
+    k = np.zeros(nv)
+    if m.n_rod_edges:
+        ks = m.stretch_stiffness / m.rest_length
+        for c in (0, 1):
+            np.maximum.at(k, m.rod_edges[:, c], ks)
+    x = m.rest_positions
+    if len(m.triangles):
+        kt = m.triangle_material[:, 0] * m.triangle_material[:, 2]
+        for c in range(3):
+            np.maximum.at(k, m.triangles[:, c], kt)
+    if len(m.tets):
+        t = m.tets
+        e1, e2, e3 = (x[t[:, c]] - x[t[:, 0]] for c in (1, 2, 3))
+        vol = np.abs(np.einsum("ij,ij->i", e1, np.cross(e2, e3))) / 6.0
+        kk = m.tet_material[:, 0] * np.cbrt(vol)
+        for c in range(4):
+            np.maximum.at(k, t[:, c], kk)
+    return factor * k
+
+
+class MixedSystem:
+    """Implements the integrator's system protocol for a :class:`MixedModel`.
+
+    Attributes read by the integrator: ``n_dofs``, ``mass`` [N], ``terms``, ``block_start``
+    (one block).  ``frames``: the rods' reference frames (:class:`~strandlab.rods.frames.
+    RodFrames`); ``joints``: the connection terms that keep an angle history.
+    """
+
+    def __init__(self, model: MixedModel, *, project: bool = True,
+                 contact_stiffness: float = 1.0, extra_terms=()):
+        m = model
+        self.model = m
+        self.n_dofs = m.n_dofs
+        self.mass = m.mass
+        self.block_start = np.array([0, m.n_dofs], dtype=np.int64)
+        self.frames = RodFrames(edge_dofs=m.stretch_dofs, edge_dof=m.edge_dof,
+                                bend_dofs=m.bend_dofs, bend_edges=m.bend_edges, q0=m.q0,
+                                a1_0=m.a1_0, ref_twist0=m.rest_twist)
+        self.terms = []
+        if m.n_rod_edges:
+            self.terms.append(StretchTerm(dofs=m.stretch_dofs, rest_length=m.rest_length,
+                                          stiffness=m.stretch_stiffness, project=project,
+                                          name="rod stretch"))
+        if len(m.bend_dofs):
+            f = self.frames
+            self.terms.append(BendTwistTerm(
+                dofs=m.bend_dofs, edges=m.bend_edges, rest_curvature=m.rest_curvature,
+                rest_twist=m.rest_twist, voronoi_length=m.voronoi_length,
+                bend_stiffness=m.bend_stiffness, twist_stiffness=m.twist_stiffness, a1=f.a1,
+                a2=f.a2, ref_twist=f.ref_twist, name="rod bend-twist"))
+        self.terms += list(extra_terms)
+        self.contact = None
+        if contact_stiffness > 0.0 and len(m.collider_friction):
+            k = vertex_contact_stiffness(m, contact_stiffness)
+            free = ~m.fixed[: 3 * m.n_vertices: 3]
+            dofs = 3 * np.nonzero(free)[0][:, None] + np.arange(3)
+            self.contact = ContactTerm(dofs=dofs, radius=m.vertex_radius[free],
+                                       stiffness=k[free], planes=m.planes, spheres=m.spheres,
+                                       capsules=m.capsules, project=project)
+            self.terms.append(self.contact)
+
+    def load_frames(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:
+        """Start a step from ``q`` with the rods' directors ``a1`` and twists ``ref_twist``."""
+        self.frames.load(q, a1, ref_twist)
+
+    def begin_step(self, q: np.ndarray) -> None:
+        """Nothing: the solver loads the step's frames and angle histories."""
+
+    def prepare(self, q: np.ndarray) -> None:
+        """The rods' reference frames at iterate ``q``."""
+        if self.model.n_rod_edges:
+            self.frames.prepare(q)

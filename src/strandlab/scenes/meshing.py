@@ -1,0 +1,184 @@
+"""Meshes for the built-in rod/shell/solid scenes: tetrahedra from Gmsh, triangles of simple
+surfaces.
+
+Solids are tetrahedralised by Gmsh (the ``gmsh`` wheel, imported when a solid is meshed), with
+a structured (transfinite) mesh for boxes so that beam tests converge cleanly and surfaces of
+other parts can meet a box on its grid lines.  Every tetrahedron is returned with positive volume
+in its vertex order (:mod:`strandlab.sim.simplicial`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["box_tets", "ball_tets", "grid_triangles", "disk_triangles", "cylinder_triangles",
+           "orient_tets", "merge_vertices"]
+
+
+def _gmsh():
+    try:
+        import gmsh
+    except ImportError as exc:                                # pragma: no cover
+        raise ImportError("meshing solids needs gmsh: pip install 'strandlab[mesh]'") from exc
+    return gmsh
+
+
+def orient_tets(x: np.ndarray, tets: np.ndarray) -> np.ndarray:
+    """``tets`` [K, 4] with the last two vertices swapped where the volume is negative."""
+    t = np.array(tets, dtype=np.int64)
+    e1, e2, e3 = (x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3))
+    neg = np.einsum("ij,ij->i", e1, np.cross(e2, e3)) < 0
+    t[neg, 2], t[neg, 3] = t[neg, 3].copy(), t[neg, 2].copy()
+    return t
+
+
+def _tets_of_model(gmsh) -> tuple[np.ndarray, np.ndarray]:
+    tags, coords, _ = gmsh.model.mesh.getNodes()
+    x_all = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
+    _, nodes = gmsh.model.mesh.getElementsByType(4)
+    tet_tags = np.asarray(nodes, dtype=np.int64).reshape(-1, 4)
+    used = np.unique(tet_tags)
+    index = {int(t): k for k, t in enumerate(np.asarray(tags, dtype=np.int64))}
+    pos = np.array([index[int(t)] for t in used])
+    renum = {int(t): k for k, t in enumerate(used)}
+    tets = np.vectorize(renum.__getitem__)(tet_tags)
+    x = x_all[pos]
+    return x, orient_tets(x, tets)
+
+
+def _run(build) -> tuple[np.ndarray, np.ndarray]:
+    gmsh = _gmsh()
+    started = gmsh.isInitialized()
+    if not started:
+        gmsh.initialize(interruptible=False)
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        gmsh.model.add("strandlab")
+        build(gmsh)
+        gmsh.model.mesh.generate(3)
+        return _tets_of_model(gmsh)
+    finally:
+        gmsh.model.remove()
+        if not started:
+            gmsh.finalize()
+
+
+def box_tets(lo, hi, divisions) -> tuple[np.ndarray, np.ndarray]:
+    """A structured tetrahedral mesh of the box ``lo``..``hi`` [m] with ``divisions``
+    ``(nx, ny, nz)`` cells along the axes (Gmsh transfinite volume): vertices [V, 3], tets
+    [K, 4].  The grid's vertices lie at ``lo + (i, j, k) * (hi - lo) / divisions``."""
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    n = [int(d) for d in divisions]
+    if len(n) != 3 or min(n) < 1 or not np.all(hi > lo):
+        raise ValueError(f"box_tets needs hi > lo and three divisions >= 1, got {lo}, {hi}, {n}")
+
+    def build(gmsh):
+        geo = gmsh.model.geo
+        pts = [geo.addPoint(*(lo + (hi - lo) * np.array([i, j, k])))
+               for k in (0, 1) for j in (0, 1) for i in (0, 1)]
+        # lines along x, y, z
+        def line(a, b):
+            return geo.addLine(pts[a], pts[b])
+        ex = [line(0, 1), line(2, 3), line(4, 5), line(6, 7)]
+        ey = [line(0, 2), line(1, 3), line(4, 6), line(5, 7)]
+        ez = [line(0, 4), line(1, 5), line(2, 6), line(3, 7)]
+        faces = [(ex[0], ey[1], -ex[1], -ey[0]), (ex[2], ey[3], -ex[3], -ey[2]),
+                 (ex[0], ez[1], -ex[2], -ez[0]), (ex[1], ez[3], -ex[3], -ez[2]),
+                 (ey[0], ez[2], -ey[2], -ez[0]), (ey[1], ez[3], -ey[3], -ez[1])]
+        surf = [geo.addPlaneSurface([geo.addCurveLoop(list(f))]) for f in faces]
+        vol = geo.addVolume([geo.addSurfaceLoop(surf)])
+        geo.synchronize()
+        mesh = gmsh.model.mesh
+        for lines, k in ((ex, n[0]), (ey, n[1]), (ez, n[2])):
+            for c in lines:
+                mesh.setTransfiniteCurve(c, k + 1)
+        for s in surf:
+            mesh.setTransfiniteSurface(s)
+        mesh.setTransfiniteVolume(vol)
+
+    return _run(build)
+
+
+def ball_tets(center, radius: float, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """An unstructured tetrahedral mesh of a ball (Gmsh, target edge length ``size`` [m])."""
+    c = np.asarray(center, dtype=np.float64)
+    if not (radius > 0 and size > 0):
+        raise ValueError(f"ball_tets needs radius > 0 and size > 0, got {radius}, {size}")
+
+    def build(gmsh):
+        gmsh.model.occ.addSphere(float(c[0]), float(c[1]), float(c[2]), float(radius))
+        gmsh.model.occ.synchronize()
+        gmsh.option.setNumber("Mesh.MeshSizeMax", float(size))
+        gmsh.option.setNumber("Mesh.MeshSizeMin", float(size) / 3.0)
+
+    return _run(build)
+
+
+def grid_triangles(nx: int, ny: int) -> np.ndarray:
+    """Triangles [2 nx ny, 3] of a grid of ``(nx + 1) x (ny + 1)`` vertices numbered
+    ``i + (nx + 1) j``, each cell cut along alternating diagonals (no preferred direction)."""
+    tri = []
+    for j in range(ny):
+        for i in range(nx):
+            a, b = i + (nx + 1) * j, i + 1 + (nx + 1) * j
+            c, d = a + nx + 1, b + nx + 1
+            tri += [(a, b, d), (a, d, c)] if (i + j) % 2 == 0 else [(a, b, c), (b, d, c)]
+    return np.asarray(tri, dtype=np.int64)
+
+
+def disk_triangles(radius: float, rings: int, *, center=(0.0, 0.0, 0.0)):
+    """A disk of ``rings`` rings in the plane z = centre z: vertices [V, 3] (the centre first,
+    ring ``r`` with ``6 r`` vertices) and triangles [T, 3] (normals along +z)."""
+    x = [np.zeros(3)]
+    start = [0]
+    for r in range(1, rings + 1):
+        start.append(len(x))
+        a = 2 * np.pi * np.arange(6 * r) / (6 * r)
+        x += list(np.c_[r / rings * radius * np.cos(a), r / rings * radius * np.sin(a),
+                        np.zeros(6 * r)])
+    tri = [(0, k % 6 + 1, (k + 1) % 6 + 1) for k in range(6)]
+    for r in range(2, rings + 1):
+        inner, outer = start[r - 1], start[r]
+        ni, no = 6 * (r - 1), 6 * r
+        i = o = 0
+        while i < ni or o < no:
+            # advance along whichever ring lags in angle
+            if o < no and (i >= ni or (o + 1) / no <= (i + 1) / ni):
+                tri.append((inner + i % ni, outer + o % no, outer + (o + 1) % no))
+                o += 1
+            else:
+                tri.append((inner + i % ni, outer + (o % no), inner + (i + 1) % ni))
+                i += 1
+    return np.asarray(x) + np.asarray(center, dtype=np.float64), np.asarray(tri, dtype=np.int64)
+
+
+def cylinder_triangles(radius: float, length: float, n_around: int, n_along: int):
+    """An open cylinder along +x: vertices [V, 3] (ring ``j`` at ``x = j length / n_along``,
+    ``n_around`` per ring) and triangles [T, 3] (normals outwards)."""
+    a = 2 * np.pi * np.arange(n_around) / n_around
+    x = np.concatenate([np.c_[np.full(n_around, j * length / n_along), radius * np.cos(a),
+                              radius * np.sin(a)] for j in range(n_along + 1)])
+    tri = []
+    for j in range(n_along):
+        for i in range(n_around):
+            p, q = j * n_around + i, j * n_around + (i + 1) % n_around
+            tri += [(p, q, q + n_around), (p, q + n_around, p + n_around)]
+    return x, np.asarray(tri, dtype=np.int64)
+
+
+def merge_vertices(*pieces, tol: float = 1e-9):
+    """Join vertex sets: ``pieces`` are vertex arrays [n_i, 3]; returns the merged vertices and,
+    per piece, the index of each of its vertices in the merged set (coincident vertices within
+    ``tol`` [m] become one, so that cells built on different pieces share them)."""
+    allx = np.concatenate(pieces)
+    key = np.round(allx / tol).astype(np.int64)
+    _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    inv = rank[inv.ravel()]
+    merged = allx[np.sort(first)]
+    out, k = [], 0
+    for p in pieces:
+        out.append(inv[k: k + len(p)])
+        k += len(p)
+    return merged, out
