@@ -131,7 +131,8 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
 
 def write_simplicial(path, spec: SimplicialSpec, *, positions=None) -> Path:
     """Write ``spec`` (with ``positions`` [V, 3] [m] instead of its vertices if given) to a
-    ``.msh`` (Gmsh 2.2 ASCII, which Gmsh and Blender importers read) or ``.vtu`` file, atomically; part tags are the part index + 1, named
+    ``.msh`` (Gmsh 2.2 ASCII, which Gmsh and Blender importers read) or ``.vtu`` file,
+    atomically; part tags are the part index + 1, named
     by the part names.  Returns the path."""
     p = check_writable_folder(path)
     if p.suffix.lower() not in SIMPLICIAL_SUFFIXES:

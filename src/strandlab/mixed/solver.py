@@ -16,7 +16,7 @@ from ..sim.scene import Scene
 from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged, check_state_arrays
 from .compile import compile_scene
-from .model import MixedModel, MixedState
+from .model import MixedState
 from .system import MixedSystem, vertex_contact_stiffness
 from .terms import build_terms
 

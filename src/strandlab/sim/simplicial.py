@@ -216,7 +216,8 @@ def _indices(name: str, what: str, a, cols: int, n_vertices: int) -> np.ndarray:
     x = x.astype(np.int64)
     bad = np.nonzero(((x < 0) | (x >= n_vertices)).any(axis=1))[0]
     if len(bad):
-        raise ValueError(f"mesh {name!r}: {one} {int(bad[0])} names vertex indices {x[bad[0]].tolist()} outside "
+        raise ValueError(f"mesh {name!r}: {one} {int(bad[0])} names vertex indices "
+                         f"{x[bad[0]].tolist()} outside "
                          f"0..{n_vertices - 1}")
     srt = np.sort(x, axis=1)
     rep = np.nonzero((np.diff(srt, axis=1) == 0).any(axis=1))[0]
