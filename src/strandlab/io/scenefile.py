@@ -35,6 +35,7 @@ from ..sim.builder import SceneBuilder
 from ..sim.material import Material
 from ..sim.runner import Simulation
 from ..sim.shapes import box_mesh, circle, helix, line
+from ..sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial
 from ..sim.solver import get_solver, solver_names
 from . import schema as sf
 from .schema import SECTIONS, SceneFile
@@ -74,7 +75,7 @@ def load_scene_file(path) -> Simulation:
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{p}: cannot read scene file ({exc})") from None
     data = _parse_toml(text, p) if suffix == ".toml" else _parse_json(text, p)
-    return _build_scene(data, source=p.name, default_name=p.stem)
+    return _build_scene(data, source=p.name, default_name=p.stem, folder=p.parent)
 
 
 def _parse_toml(text: str, p: Path) -> dict:
@@ -404,7 +405,35 @@ def _colliders(f: SceneFile, b: SceneBuilder, where: str) -> None:
 
 
 # ---------------------------------------------------------------------------------- assembly
-def _build_scene(data, *, source: str, default_name: str) -> Simulation:
+def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
+                folder: Path) -> None:
+    """Labelled meshes read from their files, with the parts' materials and connections."""
+    from .simplicial import read_simplicial
+    for k, t in enumerate(f.simplicial):
+        with _wrap(f"{where}: simplicial[{k}]"):
+            mats = {}
+            for name, part in t.parts.items():
+                if part.kind == "rod":
+                    mats[name] = materials[part.material]
+                elif part.kind == "shell":
+                    mats[name] = ShellMaterial(part.young_modulus, part.poisson_ratio,
+                                               part.thickness, part.density)
+                else:
+                    mats[name] = SolidMaterial(part.young_modulus, part.poisson_ratio,
+                                               part.density)
+            conns = [Connection(kind=c.kind, parts=tuple(c.parts), mode=c.mode,
+                                twist_stiffness=c.twist_stiffness,
+                                bend_stiffness=c.bend_stiffness,
+                                hard_stiffness=c.hard_stiffness, angle_update=c.angle_update,
+                                vertices=None if c.vertices is None else tuple(c.vertices))
+                     for c in t.connections]
+            holds = [MeshHold(tuple(h.vertices), h.frame, h.rod_twist) for h in t.holds]
+            path = Path(t.file) if Path(t.file).is_absolute() else folder / t.file
+            b.add_simplicial_mesh(read_simplicial(path, materials=mats, connections=conns,
+                                                  holds=holds, name=t.name, scale=t.scale))
+
+
+def _build_scene(data, *, source: str, default_name: str, folder=None) -> Simulation:
     """Validate ``data``, build the Scene and wrap it in a Simulation."""
     f = validate_scene(data, source=source)
     head = f.scene
@@ -419,6 +448,7 @@ def _build_scene(data, *, source: str, default_name: str) -> Simulation:
     _bodies(f, b, source)
     _loads(f, b, source)
     _colliders(f, b, source)
+    _simplicial(f, b, materials, source, Path(folder) if folder is not None else Path.cwd())
     with _wrap(source):
         scene = b.build()
     return Simulation(head.name if head.name is not None else default_name, scene, settings,

@@ -15,6 +15,7 @@ read or written.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -66,9 +67,9 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     materials : part name (or integer tag) -> material (:class:`~strandlab.sim.material.Material`
         for rod parts, :class:`~strandlab.sim.simplicial.ShellMaterial`,
         :class:`~strandlab.sim.simplicial.SolidMaterial`); every tag used by a cell needs one.
-    connections, holds : as :class:`~strandlab.sim.simplicial.SimplicialSpec` (parts are
-        numbered in the order of their first appearance: rods, then shells, then solids, each
-        by increasing tag; :meth:`SimplicialSpec.part_index` finds one by name).
+    connections, holds : as :class:`~strandlab.sim.simplicial.SimplicialSpec`; a connection's
+        parts may be given by name (parts are numbered rods, then shells, then solids, each by
+        increasing tag; :meth:`SimplicialSpec.part_index` finds one by name).
     scale : metres per file unit (0.01 for a file in centimetres).
 
     Errors name the file and the offending cell: an unreadable file, a tag without material,
@@ -122,11 +123,32 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     # drop points no simplex uses (geometry points of the file), renumbering the cells
     renum = np.full(len(x), -1, dtype=np.int64)
     renum[used] = np.arange(len(used))
+    index = {pt.name: k for k, pt in enumerate(parts)}
+    conns = []
+    for c in connections:
+        missing = [n for n in c.parts if isinstance(n, str) and n not in index]
+        if missing:
+            raise ValueError(f"{p}: connection names part {missing[0]!r}, which the file does "
+                             f"not have; parts: {', '.join(index)}")
+        conns.append(replace(c, parts=tuple(index[n] if isinstance(n, str) else n
+                                            for n in c.parts)))
     return SimplicialSpec(name=name or p.stem, vertices=x[used] * scale, parts=tuple(parts),
                           rod_edges=renum[arrays["rod"][0]], rod_part=arrays["rod"][1],
                           triangles=renum[arrays["shell"][0]], triangle_part=arrays["shell"][1],
                           tets=renum[arrays["solid"][0]], tet_part=arrays["solid"][1],
-                          connections=tuple(connections), holds=tuple(holds))
+                          connections=tuple(conns), holds=tuple(_renumber(h, renum, p)
+                                                                for h in holds))
+
+
+def _renumber(h, renum: np.ndarray, p: Path):
+    """A hold of file vertex indices in the numbering of the vertices cells use."""
+    v = np.asarray(h.vertices, dtype=np.int64)
+    bad = v[(v < 0) | (v >= len(renum))]
+    if not len(bad):
+        bad = v[renum[v] < 0]
+    if len(bad):
+        raise ValueError(f"{p}: held vertex {int(bad[0])} is not a vertex of any cell")
+    return replace(h, vertices=tuple(int(k) for k in renum[v]))
 
 
 def write_simplicial(path, spec: SimplicialSpec, *, positions=None) -> Path:

@@ -1,0 +1,94 @@
+"""``[[simplicial]]`` tables of scene files: a labelled mesh file with its parts' materials,
+connections and holds becomes the scene's simplicial mesh; mistakes are located."""
+import numpy as np
+import pytest
+
+from strandlab.io.scenefile import load_scene_file
+from strandlab.io.simplicial import write_simplicial
+from strandlab.scenes.meshing import box_tets
+from strandlab.sim.material import Material
+from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder, SolidMaterial
+
+SCENE = """
+[scene]
+dt = 0.01
+frames = 2
+[solver]
+type = "mixed"
+[materials.steel]
+young_modulus = 2e11
+density = 7800
+radius = 0.002
+[[frames]]
+origin = [0, 0, 0]
+angular_velocity = [0, 0, 1]
+[[simplicial]]
+file = "flag.msh"
+scale = 0.5
+[simplicial.parts.pole]
+kind = "rod"
+material = "steel"
+[simplicial.parts.cloth]
+kind = "shell"
+young_modulus = 1e6
+poisson_ratio = 0.3
+thickness = 0.001
+density = 300
+[simplicial.parts.base]
+kind = "solid"
+young_modulus = 1e5
+poisson_ratio = 0.45
+density = 1000
+[[simplicial.connections]]
+kind = "point"
+parts = ["pole", "base"]
+twist_stiffness = 1.0
+bend_stiffness = 2.0
+[[simplicial.holds]]
+vertices = [0, 1]
+frame = 0
+"""
+
+
+@pytest.fixture
+def folder(tmp_path):
+    x, tets = box_tets((0, 0, 0), (0.2, 0.2, 0.1), (1, 1, 1))
+    top = int(np.nonzero(np.all(np.isclose(x, [0.2, 0.2, 0.1]), axis=1))[0][0])
+    k = len(x)
+    x = np.concatenate([x, [[0.2, 0.2, 0.5], [0.4, 0.2, 0.5]]])
+    mb = SimplicialBuilder(x, name="flag")
+    mat = Material(young_modulus=1.0, density=1.0, radius=1.0)
+    mb.add_rods([[top, k]], material=mat, name="pole")
+    mb.add_shells([[top, k, k + 1]], material=ShellMaterial(1.0, 0.0, 1.0, 1.0), name="cloth")
+    mb.add_solids(tets, material=SolidMaterial(1.0, 0.0, 1.0), name="base")
+    write_simplicial(tmp_path / "flag.msh", mb.build())
+    return tmp_path
+
+
+def test_scene_file_reads_the_mesh_with_its_materials(folder):
+    (folder / "s.toml").write_text(SCENE)
+    sim = load_scene_file(folder / "s.toml")
+    (m,) = sim.scene.simplicial
+    assert m.name == "flag" and sim.solver == "mixed"
+    assert m.vertices.max() == pytest.approx(0.25)             # scale 0.5
+    assert {p.name: p.kind for p in m.parts} == {"pole": "rod", "cloth": "shell",
+                                                 "base": "solid"}
+    assert m.parts[m.part_index("pole")].material.young_modulus == 2e11
+    assert m.parts[m.part_index("cloth")].material.thickness == 0.001
+    (c,) = m.connections
+    assert c.parts == (m.part_index("pole"), m.part_index("base")) and c.bend_stiffness == 2.0
+    assert m.holds[0].frame == 0 and m.holds[0].vertices == (0, 1)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (('parts = ["pole", "base"]', 'parts = ["pole", "roof"]'),
+     r"simplicial\[0\]\.connections\[0\]\.parts.*unknown part"),
+    (('material = "steel"', 'material = "gold"'), r"parts\.pole\.material.*unknown material"),
+    (("thickness = 0.001\n", ""), r"parts\.cloth\.thickness.*required for a shell part"),
+    (("frame = 0", "frame = 3"), r"holds\[0\]\.frame.*there are 1 frames"),
+    (('file = "flag.msh"', 'file = "none.msh"'), "no mesh file"),
+])
+def test_scene_file_mistakes_are_located(folder, edit, message):
+    (folder / "s.toml").write_text(SCENE.replace(*edit))
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
+        load_scene_file(folder / "s.toml")
