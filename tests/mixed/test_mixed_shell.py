@@ -255,6 +255,7 @@ def test_input_errors_name_the_element():
         _membrane(x, tri, dofs=np.zeros((len(tri), 6), int))
 
 
+@pytest.mark.slow  # compiling the parallel twin takes 15-20 s
 def test_parallel_and_serial_hinge_kernels_agree():
     """The two twins give the same values bit for bit (each stencil writes its own rows)."""
     x, tri = _sheet(n=4)

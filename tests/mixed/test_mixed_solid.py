@@ -81,6 +81,7 @@ def test_uniaxial_and_equibiaxial_stretch_match_stvk(stretch):
         assert evaluate(term, q)[0][0] == pytest.approx(vol * want, rel=1e-12)
 
 
+@pytest.mark.slow  # compiling the parallel twin takes 15-20 s
 def test_parallel_and_serial_kernels_agree():
     """The two twins give the same values bit for bit (each stencil writes its own rows)."""
     x, tet = _block()
@@ -89,7 +90,7 @@ def test_parallel_and_serial_kernels_agree():
     q = (x + 0.1 * rng.normal(size=x.shape)).ravel()
     assert_twins_agree(term, q, (stvk.stvk_terms, stvk.stvk_terms_serial),
                        (term.dofs, term.shape_gradients, term.rest_measure, term.mu, term.lam,
-                        *stvk.scratch(3, 3)))
+                        stvk.scratch(3, 4, 3)))
 
 
 def test_non_finite_coordinates_give_infinite_energy():

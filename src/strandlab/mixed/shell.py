@@ -63,8 +63,9 @@ __all__ = ["ShellMembraneTerm", "ShellBendingTerm", "hinge_terms", "hinge_terms_
 ZERO_AREA = 1e-12
 
 #: Serial cost of one hinge with and without the Hessian (work units of
-#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`).
-HINGE_WORK = (300, 40)
+#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`, about 2 ns each): 0.8 and 0.12 us
+#: measured on the development machine (docs/mixed.md).
+HINGE_WORK = (400, 60)
 
 _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
 

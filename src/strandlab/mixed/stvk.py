@@ -31,22 +31,25 @@ import numpy as np
 from numba import njit, prange
 
 from ..implicit.assembly import use_parallel
-from .elements import ElementTerm, clear_stencil, mark_degenerate
+from .elements import ElementTerm, mark_degenerate
 
 __all__ = ["StVKTerm", "stvk_terms", "stvk_terms_serial", "scratch", "STVK_WORK"]
 
 _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
 
 #: Serial cost of one tetrahedron with and without the Hessian in the work units of
-#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (a triangle costs about half).
-STVK_WORK = (400, 60)
+#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (about 2 ns each): 1.0 and 0.3 us
+#: measured on the development machine (a triangle: 0.7 and 0.3 us; docs/mixed.md).
+STVK_WORK = (500, 150)
 
 
-def scratch(n_stencils: int, d: int):
-    """The per-stencil scratch rows of the kernel: ``F`` [S, 3, d], ``S`` [S, d, d],
-    ``P`` [S, 3, d]."""
+def scratch(n_stencils: int, n: int, d: int):
+    """The kernel's per-stencil scratch rows, a tuple ``work`` of float64 arrays: ``F``
+    [S, 3, d], ``S`` [S, d, d], ``P`` [S, 3, d], ``f_i = F beta_i`` [S, n, 3] and ``F F^T``
+    [S, 3, 3] (``n = d + 1`` vertices)."""
     return (np.zeros((n_stencils, 3, d)), np.zeros((n_stencils, d, d)),
-            np.zeros((n_stencils, 3, d)))
+            np.zeros((n_stencils, 3, d)), np.zeros((n_stencils, n, 3)),
+            np.zeros((n_stencils, 3, 3)))
 
 
 @njit(**_OPTS)
@@ -84,7 +87,7 @@ def _stress(s, mu, lam, F_w, S_w):
     return ee, tr
 
 
-@njit(**_OPTS)
+@njit(**_OPTS, inline="always")
 def _fbeta(s, i, beta, M_w, c):
     """Component ``c`` of ``M beta_i`` for ``M = M_w[s]`` [3, d] (``F`` gives ``f_i``, ``P``
     the force ``P beta_i``)."""
@@ -96,7 +99,7 @@ def _fbeta(s, i, beta, M_w, c):
 
 @njit(**_OPTS)
 def _force(s, vol, beta, F_w, S_w, P_w, g_out):
-    """``P = F S`` into ``P_w[s]``; ``g_out[s]`` += ``V P beta_i`` for every vertex."""
+    """``P = F S`` into ``P_w[s]``; ``g_out[s]`` = ``V P beta_i`` for every vertex."""
     d = beta.shape[2]
     for c in range(3):
         for a in range(d):
@@ -105,10 +108,10 @@ def _force(s, vol, beta, F_w, S_w, P_w, g_out):
                 P_w[s, c, a] += F_w[s, c, b] * S_w[s, b, a]
     for i in range(beta.shape[1]):
         for c in range(3):
-            g_out[s, 3 * i + c] += vol * _fbeta(s, i, beta, P_w, c)
+            g_out[s, 3 * i + c] = vol * _fbeta(s, i, beta, P_w, c)
 
 
-@njit(**_OPTS)
+@njit(**_OPTS, inline="always")
 def _pair(s, i, j, beta, S_w):
     """``(beta_i . S beta_j, beta_i . beta_j)``."""
     d = beta.shape[2]
@@ -122,35 +125,42 @@ def _pair(s, i, j, beta, S_w):
 
 
 @njit(**_OPTS)
-def _hessian(s, vol, mu, lam, beta, F_w, S_w, H_out):
-    """``H_out[s]`` += the exact Hessian (module docstring), block ``(j, i)`` the transpose of
-    block ``(i, j)``."""
-    n = beta.shape[1]
-    d = beta.shape[2]
-    for i in range(n):
-        fi = (_fbeta(s, i, beta, F_w, 0), _fbeta(s, i, beta, F_w, 1), _fbeta(s, i, beta, F_w, 2))
-        for j in range(i, n):
-            fj = (_fbeta(s, j, beta, F_w, 0), _fbeta(s, j, beta, F_w, 1),
-                  _fbeta(s, j, beta, F_w, 2))
-            bsb, bb = _pair(s, i, j, beta, S_w)
-            for k in range(3):
-                for m in range(k if i == j else 0, 3):    # a diagonal block: its upper half
-                    ff = 0.0
-                    for a in range(d):
-                        ff += F_w[s, k, a] * F_w[s, m, a]
-                    h = vol * ((bsb if k == m else 0.0) + mu * bb * ff + mu * fj[k] * fi[m]
-                               + lam * fi[k] * fj[m])
-                    H_out[s, 3 * i + k, 3 * j + m] += h
-                    if i != j or k != m:
-                        H_out[s, 3 * j + m, 3 * i + k] += h
+def _hessian_prep(s, beta, F_w, f_w, G_w):
+    """``f_i = F beta_i`` into ``f_w[s, i]`` and ``F F^T`` into ``G_w[s]``."""
+    for i in range(beta.shape[1]):
+        for c in range(3):
+            f_w[s, i, c] = _fbeta(s, i, beta, F_w, c)
+    for k in range(3):
+        for m in range(k, 3):
+            acc = 0.0
+            for a in range(F_w.shape[2]):
+                acc += F_w[s, k, a] * F_w[s, m, a]
+            G_w[s, k, m] = acc
+            G_w[s, m, k] = acc
 
 
 @njit(**_OPTS)
-def stvk_stencil(s, q_in, dofs, beta, vol, mu, lam, F_w, S_w, P_w, e_out, g_out, H_out,
-                 want_hess):
+def _hessian(s, vol, mu, lam, beta, S_w, f_w, G_w, H_out):
+    """``H_out[s]`` = the exact Hessian (module docstring), block ``(j, i)`` the transpose of
+    block ``(i, j)``."""
+    n = beta.shape[1]
+    for i in range(n):
+        for j in range(i, n):
+            bsb, bb = _pair(s, i, j, beta, S_w)
+            for k in range(3):
+                for m in range(k if i == j else 0, 3):    # a diagonal block: its upper half
+                    h = vol * ((bsb if k == m else 0.0) + mu * bb * G_w[s, k, m]
+                               + mu * f_w[s, j, k] * f_w[s, i, m]
+                               + lam * f_w[s, i, k] * f_w[s, j, m])
+                    H_out[s, 3 * i + k, 3 * j + m] = h
+                    H_out[s, 3 * j + m, 3 * i + k] = h
+
+
+@njit(**_OPTS)
+def stvk_stencil(s, q_in, dofs, beta, vol, mu, lam, work, e_out, g_out, H_out, want_hess):
     """Stencil ``s``: energy, gradient and (when ``want_hess``) Hessian overwrite its output
     slots; returns 1 for a degenerate stencil (non-finite energy), else 0."""
-    clear_stencil(s, e_out, g_out, H_out, want_hess)
+    F_w, S_w, P_w, f_w, G_w = work
     _deformation(s, q_in, dofs, beta, F_w)
     ee, tr = _stress(s, mu[s], lam[s], F_w, S_w)
     w = vol[s] * (mu[s] * ee + 0.5 * lam[s] * tr * tr)
@@ -159,33 +169,33 @@ def stvk_stencil(s, q_in, dofs, beta, vol, mu, lam, F_w, S_w, P_w, e_out, g_out,
     e_out[s] = w
     _force(s, vol[s], beta, F_w, S_w, P_w, g_out)
     if want_hess:
-        _hessian(s, vol[s], mu[s], lam[s], beta, F_w, S_w, H_out)
+        _hessian_prep(s, beta, F_w, f_w, G_w)
+        _hessian(s, vol[s], mu[s], lam[s], beta, S_w, f_w, G_w, H_out)
     return 0
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def stvk_terms(q_in, dofs, beta, vol, mu, lam, F_w, S_w, P_w, e_out, g_out, H_out, want_hess):
+def stvk_terms(q_in, dofs, beta, vol, mu, lam, work, e_out, g_out, H_out, want_hess):
     """StVK energy of every stencil (parallel over stencils; each writes only its own rows).
 
     q_in [N]; dofs int [S, 3 n]; beta [S, n, d] [1/m]; vol [S] rest measure [m^3];
-    mu, lam [S] [Pa]; F_w, S_w, P_w scratch (:func:`scratch`); e_out [S] [J], g_out [S, 3 n]
+    mu, lam [S] [Pa]; work the scratch rows (:func:`scratch`); e_out [S] [J], g_out [S, 3 n]
     [N], H_out [S, 3 n, 3 n] [N/m] (empty [0, 3 n, 3 n] when not ``want_hess``).  Returns the
     number of degenerate stencils."""
     bad = 0
     for s in prange(dofs.shape[0]):
-        bad += stvk_stencil(s, q_in, dofs, beta, vol, mu, lam, F_w, S_w, P_w, e_out, g_out,
-                            H_out, want_hess)
+        bad += stvk_stencil(s, q_in, dofs, beta, vol, mu, lam, work, e_out, g_out, H_out,
+                            want_hess)
     return bad
 
 
 @njit(cache=True, error_model="numpy")
-def stvk_terms_serial(q_in, dofs, beta, vol, mu, lam, F_w, S_w, P_w, e_out, g_out, H_out,
-                      want_hess):
+def stvk_terms_serial(q_in, dofs, beta, vol, mu, lam, work, e_out, g_out, H_out, want_hess):
     """Serial twin of :func:`stvk_terms` (the same values; for small models)."""
     bad = 0
     for s in range(dofs.shape[0]):
-        bad += stvk_stencil(s, q_in, dofs, beta, vol, mu, lam, F_w, S_w, P_w, e_out, g_out,
-                            H_out, want_hess)
+        bad += stvk_stencil(s, q_in, dofs, beta, vol, mu, lam, work, e_out, g_out, H_out,
+                            want_hess)
     return bad
 
 
@@ -203,7 +213,7 @@ class StVKTerm(ElementTerm):
         self.rest_measure = np.ascontiguousarray(measure, dtype=np.float64)
         self.mu = np.ascontiguousarray(mu, dtype=np.float64)
         self.lam = np.ascontiguousarray(lam, dtype=np.float64)
-        self._work = scratch(len(dofs), self.shape_gradients.shape[2])
+        self.work = scratch(len(dofs), *self.shape_gradients.shape[1:])
 
     def evaluate(self, q, energy_out, grad_out, hess_out):
         h, want = self._outputs(energy_out, grad_out, hess_out)
@@ -211,5 +221,5 @@ class StVKTerm(ElementTerm):
         kern = stvk_terms if use_parallel(2, n * STVK_WORK[0 if want else 1]) else \
             stvk_terms_serial
         bad = kern(q, self.dofs, self.shape_gradients, self.rest_measure, self.mu, self.lam,
-                   *self._work, energy_out, grad_out, h, want)
+                   self.work, energy_out, grad_out, h, want)
         self._set_report(bad, energy_out)
