@@ -80,3 +80,18 @@ def test_material_constants_and_layout():
     assert El.bending_stiffness(1.0e6, 0.25, 0.01) == pytest.approx(1e6 * 1e-6 / (12 * 0.9375))
     d = El.vertex_dofs([[2, 0, 5]])
     assert d.tolist() == [[6, 7, 8, 0, 1, 2, 15, 16, 17]]
+
+
+def test_empty_element_sets_build_and_evaluate():
+    from strandlab.mixed.shell import ShellBendingTerm, ShellMembraneTerm
+    from strandlab.mixed.solid import SolidTerm
+
+    x = np.zeros((3, 3))
+    mat = dict(rest_positions=x, young=1.0, poisson=0.3)
+    for term in (ShellMembraneTerm(triangles=np.zeros((0, 3), int), thickness=1.0, **mat),
+                 ShellBendingTerm(hinges=np.zeros((0, 4), int), thickness=1.0, **mat),
+                 SolidTerm(tetrahedra=np.zeros((0, 4), int), **mat)):
+        k = term.dofs.shape[1]
+        assert term.dofs.shape == (0, k)
+        term.evaluate(np.zeros(9), np.zeros(0), np.zeros((0, k)), np.zeros((0, k, k)))
+        assert term.n_degenerate == 0

@@ -167,15 +167,15 @@ def test_cylinder_bending_converges_to_the_plate_energy():
 
 def test_bending_rest_angle_difference_is_wrapped():
     """A hinge folded by 0.95 pi at rest, turned on through the fold to theta = -0.95 pi,
-    stores w (0.1 pi)^2, not w (1.9 pi)^2."""
+    stores w (0.1 pi)^2, not w (1.9 pi)^2; opened by 0.2 it stores w 0.2^2."""
     x = np.array([[0, 0, 0], [1, 0, 0], [0.4, 0.8, 0], [0.7, -0.9, 0]], float)
     term = S.ShellBendingTerm(rest_positions=x, hinges=[[0, 1, 2, 3]], young=YOUNG,
                               poisson=NU, thickness=THICK, rest_angle=0.95 * np.pi)
-    a = -0.95 * np.pi
-    q = x.copy()
-    q[3] = [0.7, -0.9 * np.cos(a), -0.9 * np.sin(a)]
-    e, g, _ = evaluate(term, q.ravel())
-    assert e[0] == pytest.approx(term.weight[0] * (0.1 * np.pi) ** 2, rel=1e-9)
+    for a, d in ((-0.95 * np.pi, 0.1 * np.pi), (0.95 * np.pi - 0.2, -0.2)):
+        q = x.copy()
+        q[3] = [0.7, -0.9 * np.cos(a), -0.9 * np.sin(a)]
+        e, g, _ = evaluate(term, q.ravel())
+        assert e[0] == pytest.approx(term.weight[0] * d**2, rel=1e-9)
     assert term.weight[0] == pytest.approx(0.5 * D * 1.0 / (0.5 * (0.8 + 0.9)), rel=1e-12)
 
 

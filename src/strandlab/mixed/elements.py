@@ -85,7 +85,7 @@ def vertex_dofs(simplices) -> np.ndarray:
     """Stencil DOFs of the standard layout ``q[3 v : 3 v + 3]`` = vertex ``v``: int64
     [n, 3 k] for simplices int [n, k] (slot ``3 i + c`` = coordinate ``c`` of vertex ``i``)."""
     s = np.asarray(simplices, dtype=np.int64)
-    return np.ascontiguousarray((3 * s[:, :, None] + np.arange(3)).reshape(len(s), -1))
+    return np.ascontiguousarray((3 * s[:, :, None] + np.arange(3)).reshape(len(s), 3 * s.shape[1]))
 
 
 def stencil_dofs(term: str, dofs, simplices: np.ndarray) -> np.ndarray:
@@ -237,7 +237,9 @@ class ElementTerm(StencilTerm):
                 raise ValueError(f"term {self.name!r}: an output has shape {arr.shape}, "
                                  f"expected {shape}")
         if hess_out is None:
-            return np.empty((0, k, k)), False
+            if getattr(self, "_no_hess", None) is None or self._no_hess.shape[1] != k:
+                self._no_hess = np.empty((0, k, k))     # allocated once, not every step
+            return self._no_hess, False
         return hess_out, True
 
     def _set_report(self, bad: int, energy_out: np.ndarray) -> None:
