@@ -23,6 +23,7 @@ from ..geometry.transport import material_directions
 from ..rods.rest import stencil_rest_values
 from ..sim.scene import Scene, UnsupportedFeature
 from ..sim.simplicial import boundary_faces, mesh_edges
+from .elements import lumped_masses, triangle_hinges
 from .model import MixedModel
 from .rod_graph import rod_graph
 
@@ -140,29 +141,17 @@ def _rods(c: _Concat, nv: int, mass: np.ndarray) -> dict:
                 rod_radius=np.array([m.contact_radius for m in mats]))
 
 
-def _hinges(tris: np.ndarray, part: np.ndarray) -> np.ndarray:
-    """(x0, x1, x2, x3) of every pair of triangles of one part sharing an edge x0-x1 (wings x2,
-    x3); an edge shared by n triangles of the part gives n (n - 1) / 2 hinges."""
-    if not len(tris):
-        return np.zeros((0, 4), np.int64)
-    rows = []
-    for a, b, w in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-        rows.append(np.stack([tris[:, a], tris[:, b], tris[:, w], np.arange(len(tris))], axis=1))
-    r = np.concatenate(rows)
-    key = np.stack([np.minimum(r[:, 0], r[:, 1]), np.maximum(r[:, 0], r[:, 1]),
-                    part[r[:, 3]]], axis=1)
-    order = np.lexsort(key.T[::-1])
-    r, key = r[order], key[order]
-    out = []
-    start = 0
-    for i in range(1, len(r) + 1):
-        if i == len(r) or np.any(key[i] != key[start]):
-            for p in range(start, i):
-                for q in range(p + 1, i):
-                    # orient the edge as in the first triangle: its wing is x2
-                    out.append((r[p, 0], r[p, 1], r[p, 2], r[q, 2]))
-            start = i
-    return np.asarray(out, dtype=np.int64).reshape(-1, 4)
+def _hinges(tris: np.ndarray, part: np.ndarray, tmat: np.ndarray):
+    """Hinges (x0, x1, x2, x3) between triangles of one shell part
+    (:func:`~strandlab.mixed.elements.triangle_hinges`; triangles of two parts meeting along an
+    edge are joined only by a curve connection) and their (E, nu, t): a part's material."""
+    hs, ms = [np.zeros((0, 4), np.int64)], [np.zeros((0, 3))]
+    for p in np.unique(part):
+        sel = np.nonzero(part == p)[0]
+        h, pairs = triangle_hinges(tris[sel])
+        hs.append(h)
+        ms.append(tmat[sel[pairs[:, 0]], :3] if len(h) else np.zeros((0, 3)))
+    return np.concatenate(hs), np.concatenate(ms)
 
 
 def _holds(scene: Scene, c: _Concat, nv: int, graph, fixed: np.ndarray) -> dict:
@@ -218,21 +207,10 @@ def compile_scene(scene: Scene) -> MixedModel:
     kmat = np.array([[m.young_modulus, m.poisson_ratio, m.density] for m in c.tet_mat],
                     dtype=np.float64).reshape(-1, 3)
     x = c.x
-    if len(tris):
-        area = 0.5 * np.linalg.norm(np.cross(x[tris[:, 1]] - x[tris[:, 0]],
-                                             x[tris[:, 2]] - x[tris[:, 0]]), axis=1)
-        mt = tmat[:, 3] * tmat[:, 2] * area / 3.0
-        for k in range(3):
-            np.add.at(mass, 3 * tris[:, k][:, None] + np.arange(3), mt[:, None])
-    if len(tets):
-        e1, e2, e3 = (x[tets[:, k]] - x[tets[:, 0]] for k in (1, 2, 3))
-        vol = np.einsum("ij,ij->i", e1, np.cross(e2, e3)) / 6.0
-        mk = kmat[:, 2] * vol / 4.0
-        for k in range(4):
-            np.add.at(mass, 3 * tets[:, k][:, None] + np.arange(3), mk[:, None])
-    hinges = _hinges(tris, c.tri_part)
-    # a hinge's material: the mean of its two triangles' (the same within one part)
-    hmat = tmat[_tri_of_hinge(tris, hinges), :3] if len(hinges) else np.zeros((0, 3))
+    vm = lumped_masses(x, triangles=tris, thickness=tmat[:, 2], shell_density=tmat[:, 3],
+                       tetrahedra=tets, solid_density=kmat[:, 2])
+    mass[: 3 * nv] += np.repeat(vm, 3)
+    hinges, hmat = _hinges(tris, c.tri_part, tmat)
     fixed = np.zeros(len(mass), dtype=bool)
     drives = _holds(scene, c, nv, graph, fixed)
     free_vertex = ~fixed[: 3 * nv: 3]
@@ -263,9 +241,3 @@ def compile_scene(scene: Scene) -> MixedModel:
         check_rest_length=np.linalg.norm(x[check[:, 1]] - x[check[:, 0]], axis=1),
         vertex_radius=radius, planes=planes, spheres=spheres, capsules=capsules,
         collider_friction=friction, joints={"surface_faces": boundary_faces(tets)})
-
-
-def _tri_of_hinge(tris: np.ndarray, hinges: np.ndarray) -> np.ndarray:
-    """The triangle holding each hinge's first wing (x0, x1, x2)."""
-    key = {tuple(sorted(t)): k for k, t in enumerate(tris.tolist())}
-    return np.array([key[tuple(sorted(h[:3]))] for h in hinges.tolist()], dtype=np.int64)

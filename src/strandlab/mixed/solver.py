@@ -109,7 +109,7 @@ class MixedSolver:
         self.model = m = compile_scene(scene)
         self.settings = st = settings or MixedSettings()
         project = st.hessian == "projected"
-        self.elastic = build_terms(m, self_frames=None, project=project)
+        self.elastic = build_terms(m, project=project)
         self.system = MixedSystem(m, project=project, contact_stiffness=st.contact_stiffness,
                                   extra_terms=self.elastic.terms)
         self.elastic.bind(self.system.frames)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .model import MixedModel
+from .shell import ShellBendingTerm, ShellMembraneTerm
+from .solid import SolidTerm
 
 __all__ = ["ElasticTerms", "build_terms"]
 
@@ -51,7 +53,22 @@ class ElasticTerms:
             t.end_step(q, angles[sl])
 
 
-def build_terms(model: MixedModel, *, self_frames=None, project: bool = True) -> ElasticTerms:
+def build_terms(model: MixedModel, *, project: bool = True) -> ElasticTerms:
     """The shell, solid and connection terms of ``model``."""
-    del self_frames, project
-    return ElasticTerms([], [])
+    m = model
+    x = m.rest_positions
+    terms = []
+    if len(m.triangles):
+        t = m.triangle_material
+        terms.append(ShellMembraneTerm(rest_positions=x, triangles=m.triangles, young=t[:, 0],
+                                       poisson=t[:, 1], thickness=t[:, 2]))
+    if len(m.hinges):
+        h = m.hinge_material
+        terms.append(ShellBendingTerm(rest_positions=x, hinges=m.hinges, young=h[:, 0],
+                                      poisson=h[:, 1], thickness=h[:, 2]))
+    if len(m.tets):
+        k = m.tet_material
+        terms.append(SolidTerm(rest_positions=x, tetrahedra=m.tets, young=k[:, 0],
+                               poisson=k[:, 1]))
+    del project
+    return ElasticTerms(terms, [])

@@ -8,9 +8,11 @@ in its vertex order (:mod:`strandlab.sim.simplicial`).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["box_tets", "ball_tets", "grid_triangles", "disk_triangles", "cylinder_triangles",
+__all__ = ["box_tets", "ball_tets", "grid_triangles", "strip_triangles", "disk_triangles", "cylinder_triangles",
            "orient_tets", "merge_vertices"]
 
 
@@ -123,6 +125,40 @@ def grid_triangles(nx: int, ny: int) -> np.ndarray:
             c, d = a + nx + 1, b + nx + 1
             tri += [(a, b, d), (a, d, c)] if (i + j) % 2 == 0 else [(a, b, c), (b, d, c)]
     return np.asarray(tri, dtype=np.int64)
+
+
+def strip_triangles(x0: float, x1: float, rows: int, spacing: float):
+    """A strip ``x0 <= x <= x1``, ``0 <= y <= rows h`` (``h = spacing sqrt(3) / 2``) of nearly
+    equilateral triangles of side ``spacing`` [m] in the plane z = 0 (rows offset by half a
+    side; every row also has a vertex at both ends, so the ends are straight): vertices
+    [V, 3], triangles [T, 3] (normals along +z).  Hinge bending is calibrated on equilateral
+    meshes (:mod:`strandlab.mixed.shell`)."""
+    h = spacing * math.sqrt(3.0) / 2.0
+    pts, rows_idx = [], []
+    for j in range(rows + 1):
+        off = 0.5 * spacing * (j % 2)
+        xs = {round(x0, 12), round(x1, 12)}
+        k = 0
+        while x0 + off + k * spacing < x1 - 1e-9 * spacing:
+            if x0 + off + k * spacing > x0 + 1e-9 * spacing:
+                xs.add(round(x0 + off + k * spacing, 12))
+            k += 1
+        xs = sorted(xs)
+        rows_idx.append(list(range(len(pts), len(pts) + len(xs))))
+        pts += [[v, j * h, 0.0] for v in xs]
+    x = np.asarray(pts, dtype=np.float64)
+    tri = []
+    for j in range(rows):
+        a, b = rows_idx[j], rows_idx[j + 1]
+        i = k = 0
+        while i < len(a) - 1 or k < len(b) - 1:       # advance the row lagging behind in x
+            if k < len(b) - 1 and (i >= len(a) - 1 or x[b[k + 1], 0] <= x[a[i + 1], 0]):
+                tri.append((a[i], b[k + 1], b[k]))
+                k += 1
+            else:
+                tri.append((a[i], a[i + 1], b[k]))
+                i += 1
+    return x, np.asarray(tri, dtype=np.int64)
 
 
 def disk_triangles(radius: float, rings: int, *, center=(0.0, 0.0, 0.0)):
