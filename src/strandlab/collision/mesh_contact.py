@@ -251,6 +251,23 @@ def _put(pairs_out, kind_out, n, kind, a, b, c, d):
 
 
 @njit(cache=True, _nrt=False)
+def _boxes_apart(x, kind, a, b, c, d, reach):
+    """Whether the bounding boxes of the pair's two primitives (``a`` against ``b, c, d``, or
+    ``a, b`` against ``c, d``) are ``reach`` or more apart on some axis."""
+    for r in range(3):
+        if kind == POINT_TRIANGLE:
+            lo1 = hi1 = x[a, r]
+            lo2 = min(x[b, r], x[c, r], x[d, r])
+            hi2 = max(x[b, r], x[c, r], x[d, r])
+        else:
+            lo1, hi1 = min(x[a, r], x[b, r]), max(x[a, r], x[b, r])
+            lo2, hi2 = min(x[c, r], x[d, r]), max(x[c, r], x[d, r])
+        if lo1 - hi2 >= reach or lo2 - hi1 >= reach:
+            return True
+    return False
+
+
+@njit(cache=True, _nrt=False)
 def _close(q_in, vd, kind, a, b, c, d, reach, w_scratch):
     """Whether the pair's exact distance is below ``reach`` (``w_scratch[0]`` used)."""
     if kind == POINT_TRIANGLE:
@@ -268,7 +285,9 @@ def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out
     for u in range(vt_ptr[j], vt_ptr[j + 1]):
         t = vt_idx[u]
         a, b, c = tri[t, 0], tri[t, 1], tri[t, 2]
-        if i == a or i == b or i == c or _first_near_vertex(x, i, tri, t, v2) != j:
+        if i == a or i == b or i == c or _boxes_apart(x, POINT_TRIANGLE, i, a, b, c, reach):
+            continue
+        if _first_near_vertex(x, i, tri, t, v2) != j:
             continue
         if _close(q_in, vd, POINT_TRIANGLE, i, a, b, c, reach, w_scratch):
             n = _put(pairs_out, kind_out, n, POINT_TRIANGLE, i, a, b, c)
@@ -279,6 +298,8 @@ def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out
             f = ve_idx[v]
             c, d = edges[f, 0], edges[f, 1]
             if f <= e or a == c or a == d or b == c or b == d:
+                continue
+            if _boxes_apart(x, EDGE_EDGE_PAIR, a, b, c, d, reach):
                 continue
             ni, nj = _first_near_pair(x, e, f, edges, v2)
             if ni != i or nj != j:
