@@ -101,6 +101,10 @@ def test_energy_gradient_and_hessian_match_finite_differences():
     _evaluate(term, q)
     kinds = set(term.pair_kind.tolist())
     assert term.n_active >= 10 and kinds == {POINT_TRIANGLE, EDGE_EDGE_PAIR}
+    # a pair is as stiff as its stiffest vertex
+    np.testing.assert_array_equal(term.pair_stiffness,
+                                  term.stiffness[term.pair_vertices].max(axis=1))
+    assert len(set(term.pair_stiffness.tolist())) > 5
     _check_finite_differences(term, q)
 
 
