@@ -50,7 +50,8 @@ from numba import njit
 from .segment_contact import SegmentSet, pair_excluded, pair_gap, project_pairs
 
 __all__ = ["SEARCH_7", "SEARCH_27", "SEARCH_OK", "SEARCH_VOXEL", "SEARCH_NONFINITE", "GridArrays",
-           "make_grid", "voxel_needed", "build_grid", "find_pairs", "SegmentGrid"]
+           "make_grid", "make_point_grid", "voxel_needed", "build_grid", "build_point_grid",
+           "voxel_bucket", "find_pairs", "SegmentGrid"]
 
 SEARCH_7 = 7      #: Own voxel and the six face neighbours (the paper's search)
 SEARCH_27 = 27    #: Own voxel and all 26 neighbours
@@ -74,7 +75,12 @@ class GridArrays(NamedTuple):
 
 def make_grid(segs: SegmentSet) -> GridArrays:
     """The grid's arrays for the particles of ``segs``."""
-    g = len(segs.grid_points)
+    return make_point_grid(len(segs.grid_points), segs.point_segs.shape[0])
+
+
+def make_point_grid(n_grid: int, n_points: int) -> GridArrays:
+    """The grid's arrays for ``n_grid`` grid points among ``n_points`` points."""
+    g = int(n_grid)
     t = 8
     while t < 2 * g:
         t *= 2
@@ -83,13 +89,18 @@ def make_grid(segs: SegmentSet) -> GridArrays:
                       cell_items=np.zeros(max(g, 1), dtype=np.int64),
                       item_cell=np.zeros((max(g, 1), 3), dtype=np.int64),
                       item_x=np.zeros((max(g, 1), 3)),
-                      point_cell=np.zeros((segs.point_segs.shape[0], 3), dtype=np.int64))
+                      point_cell=np.zeros((int(n_points), 3), dtype=np.int64))
 
 
 @njit(cache=True, _nrt=False)
 def _bucket(i, j, k, mask):
     """Bucket of voxel ``(i, j, k)`` (spatial hash of Teschner et al. 2003)."""
     return ((i * 73856093) ^ (j * 19349663) ^ (k * 83492791)) & mask
+
+
+voxel_bucket = _bucket
+"""``voxel_bucket(i, j, k, mask)``: the bucket of voxel ``(i, j, k)`` in a table of
+``mask + 1`` buckets (for other searches over a :class:`GridArrays`)."""
 
 
 @njit(cache=True, _nrt=False)
@@ -116,7 +127,13 @@ def build_grid(x, segs, voxel, grid):
     """Sort the grid particles of ``segs`` at positions ``x`` [P, 3] [m] into voxels of side
     ``voxel`` [m] (counting sort into ``grid``).  Returns -1, or the first particle whose
     position is not finite or lies beyond ``1e15`` voxels from the origin (grid unchanged)."""
-    pts = segs.grid_points
+    return build_point_grid(x, segs.grid_points, voxel, grid)
+
+
+@njit(cache=True, _nrt=False)
+def build_point_grid(x, pts, voxel, grid):
+    """Sort the points ``pts`` (int64 [G], indices into ``x`` [P, 3] [m]) into voxels of side
+    ``voxel`` [m], as :func:`build_grid`."""
     cell = grid.point_cell
     mask = grid.cell_fill.shape[0] - 1
     for q in range(pts.shape[0]):

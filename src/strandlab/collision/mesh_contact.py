@@ -1,0 +1,536 @@
+"""Contact of triangle meshes with themselves and each other: a penalty in the implicit solve.
+
+Model.  For every candidate pair, a point against a triangle or an edge against an edge (four
+vertices, 12 DOFs), with unsigned distance ``d`` (:mod:`.triangle_distance`),
+
+    E = k/2 (dhat - d)^2  for d < dhat, else 0,
+
+C1 in ``d``: the force ``k (dhat - d)`` along the closest-point direction rises from zero at
+``d = dhat``.  ``dhat`` [m] is the contact thickness (for shells at least their half
+thicknesses, so that surfaces stop ``dhat`` apart); ``k`` [N/m] is the largest of the four
+vertices' stiffnesses.  This is a penalty, not the collision processing of Bridson et al. 2002
+(the reference of the mixed rod/shell/solid model): it acts inside the Newton solve of each
+backward Euler step and needs no post-step velocity fix.
+
+Derivatives.  With ``f = d^2``: ``grad E = -k (dhat - d) / (2 d) grad f`` and
+``hess E = k dhat / (4 d^3) grad f grad f^T - k (dhat - d) / (2 d) hess f``.  The second part
+can make the 12 x 12 block indefinite (point-point and point-edge contacts curve away);
+``project=True`` (the default) keeps the Gauss-Newton part ``k grad d grad d^T =
+k / (4 d^2) grad f grad f^T`` only, positive semi-definite whatever the configuration; the
+gradient is exact either way.  At ``d <= 1e-12 dhat`` the direction is undefined: the stencil
+keeps its energy ``k dhat^2 / 2`` and gives no force (a surface crossed exactly is not pushed
+either way).
+
+Candidates.  :meth:`MeshContactTerm.update` rebuilds the pair list at the start of a step: every
+point-triangle pair and edge-edge pair closer than ``reach = dhat + 2 delta``, ``delta`` [m] a
+bound the caller gives on how far any vertex moves during the step (the two sides of a pair may
+move towards each other, hence twice), so that every pair that comes within ``dhat`` during
+the step is in the list.  A step that moves a vertex farther than ``delta`` may miss a pair,
+and a surface moving more than ``dhat + 2 delta`` across another in one step tunnels through it
+(an unsigned penalty pushes a crossed vertex on through): the caller must bound the step's
+displacements (time step, speed limit) by ``delta``.  Never pairs: a vertex and a triangle that
+contains it; two edges that share a vertex.
+
+Broad phase: the hashed uniform grid of :mod:`.grid` over the surface vertices, voxel
+``l_max + reach`` (``l_max`` the longest surface edge).  A point within ``reach`` of a triangle
+is within ``l_max + reach`` of one of its vertices, and two edges within ``reach`` have
+endpoints within ``l_max + reach`` of each other, so searching each vertex's 27 voxels for
+vertices closer than the voxel finds every pair; each pair is reported once, by the first of its
+vertex pairs (in a fixed order) that are that close, and kept when its exact distance is below
+``reach``.  The search allocates nothing; its buffers grow outside the step when they overflow.
+
+Integration.  The stencils change at each :meth:`~MeshContactTerm.update` that finds a new
+pair set (``update`` returns True, ``version`` counts the changes, ``dofs`` is then a new array):
+the integrator's assembly and sparse pattern are made from the stencils, so the caller rebuilds
+them (a new :class:`~strandlab.implicit.ImplicitEuler`) when ``update`` returns True.
+:meth:`~MeshContactTerm.evaluate` refuses buffers of another stencil count.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..implicit.assembly import use_parallel
+from ..implicit.terms import StencilTerm
+from .grid import build_point_grid, make_point_grid, voxel_bucket
+from .triangle_distance import (
+    edge_edge_coefficients,
+    edge_sine2,
+    edge_sine2_gradient,
+    edge_sine2_hessian,
+    mollifier,
+    point_triangle_coefficients,
+    squared_distance,
+    squared_distance_derivatives,
+)
+
+__all__ = ["MeshContactTerm", "surface_edges", "find_mesh_pairs", "POINT_TRIANGLE",
+           "EDGE_EDGE_PAIR"]
+
+POINT_TRIANGLE = 0   #: Pair kind: vertices (p, t0, t1, t2)
+EDGE_EDGE_PAIR = 1   #: Pair kind: vertices (a0, a1, b0, b1)
+MESH_CONTACT_WORK = 500
+"""Serial cost of one stencil in the work units of
+:data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`."""
+_D_FLOOR = 1e-12
+PARALLEL_MOLLIFIER = 1e-3
+"""``kappa``: edge-edge pairs whose ``sin^2`` of angle is below it are mollified (module
+docstring)."""
+
+
+# ------------------------------------------------------------------------------ narrow phase
+
+@njit(cache=True, _nrt=False)
+def _classify(q, i0, i1, i2, i3, pair_kind, w, s):
+    """Closest-point type of pair ``s`` (coefficients into ``w[s]``); returns ``m``."""
+    if pair_kind == POINT_TRIANGLE:
+        return point_triangle_coefficients(q, i0, i1, i2, i3, w, s)[1]
+    return edge_edge_coefficients(q, i0, i1, i2, i3, w, s)[1]
+
+
+@njit(cache=True, _nrt=False)
+def _zero_stencil(s, g_out, H_out, want_hess):
+    """Zero the gradient and the Hessian of stencil ``s``."""
+    for i in range(12):
+        g_out[s, i] = 0.0
+    if want_hess:
+        for i in range(12):
+            for j in range(12):
+                H_out[s, i, j] = 0.0
+
+
+@njit(cache=True, _nrt=False)
+def _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, out, want_hess):
+    """Energy, gradient and (``want_hess``) Hessian of pair ``s`` (module docstring); returns 1
+    when it is in contact (``d < dhat``)."""
+    dofs_in, kind_in, k_in = pairs_in
+    e_out, g_out, H_out = out
+    i0, i1, i2, i3 = dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9]
+    m = _classify(q_in, i0, i1, i2, i3, kind_in[s], w_scratch, s)
+    f = squared_distance_derivatives(q_in, i0, i1, i2, i3, w_scratch, s, m, g_out, H_out,
+                                     want_hess)
+    e_out[s] = 0.0
+    if not f < dhat * dhat:
+        _zero_stencil(s, g_out, H_out, want_hess)
+        return 0
+    d = math.sqrt(f)
+    gap = dhat - d
+    k = k_in[s]
+    e_out[s] = 0.5 * k * gap * gap
+    if d <= _D_FLOOR * dhat:
+        _zero_stencil(s, g_out, H_out, want_hess)
+    else:
+        a = -k * gap / (2.0 * d)
+        if want_hess:
+            c = k / (4.0 * f) if project else k * dhat / (4.0 * d * f)
+            for i in range(12):
+                for j in range(12):
+                    curv = 0.0 if project else a * H_out[s, i, j]
+                    H_out[s, i, j] = c * g_out[s, i] * g_out[s, j] + curv
+        for i in range(12):
+            g_out[s, i] *= a
+    if kind_in[s] == EDGE_EDGE_PAIR:
+        _mollify(s, q_in, i0, i1, i2, i3, project, e_out, g_out, H_out, want_hess)
+    return 1
+
+
+@njit(cache=True, _nrt=False)
+def _mollify(s, q_in, i0, i1, i2, i3, project, e_out, g_out, H_out, want_hess):
+    """Multiply edge-edge stencil ``s``'s penalty ``P`` by the mollifier ``m(sin^2)`` of its
+    edges' angle (product rule; ``project`` keeps ``m`` times the Gauss-Newton part)."""
+    sn, u, v = edge_sine2(q_in, i0, i1, i2, i3)
+    if sn >= PARALLEL_MOLLIFIER:
+        return
+    m, dm, ddm = mollifier(sn, PARALLEL_MOLLIFIER)
+    pen = e_out[s]
+    if want_hess:
+        for i in range(12):
+            gi = edge_sine2_gradient(u, v, i)
+            for j in range(12):
+                h = m * H_out[s, i, j]
+                if not project:
+                    gj = edge_sine2_gradient(u, v, j)
+                    h += (dm * (g_out[s, i] * gj + gi * g_out[s, j]) + pen * ddm * gi * gj
+                          + pen * dm * edge_sine2_hessian(u, v, i, j))
+                H_out[s, i, j] = h
+    for i in range(12):
+        g_out[s, i] = m * g_out[s, i] + pen * dm * edge_sine2_gradient(u, v, i)
+    e_out[s] = m * pen
+
+
+@njit(cache=True, parallel=True)
+def mesh_contact_terms(q_in, pairs_in, dhat, project, w_scratch, out, want_hess):
+    """Penalty of every pair stencil (module docstring), parallel over pairs; returns the
+    number in contact.
+
+    q_in : float64 [n_dofs] positions [m].
+    pairs_in : ``(dofs int64 [n, 12], kind int64 [n], k float64 [n] [N/m])``.
+    w_scratch : float64 [>= n, 12], closest-point coefficients.
+    out : ``(energy [n] [J], gradient [n, 12] [N], Hessian [n, 12, 12] [N/m])``, overwritten
+        (the Hessian only when ``want_hess``).
+    """
+    n = 0
+    for s in prange(pairs_in[0].shape[0]):
+        n += _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, out, want_hess)
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def mesh_contact_terms_serial(q_in, pairs_in, dhat, project, w_scratch, out, want_hess):
+    """Serial twin of :func:`mesh_contact_terms`."""
+    n = 0
+    for s in range(pairs_in[0].shape[0]):
+        n += _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, out, want_hess)
+    return n
+
+
+# ------------------------------------------------------------------------------ broad phase
+
+@njit(cache=True, _nrt=False)
+def _gather(q_in, vertex_dofs, pts, x_out):
+    """``x_out[v] = q[vertex_dofs[v] + 0:3]`` for the grid vertices; returns the first vertex
+    with a non-finite coordinate, or -1."""
+    for i in range(pts.shape[0]):
+        v = pts[i]
+        for a in range(3):
+            x_out[v, a] = q_in[vertex_dofs[v] + a]
+            if not math.isfinite(x_out[v, a]):
+                return v
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def _d2(x, a, b):
+    return ((x[a, 0] - x[b, 0]) ** 2 + (x[a, 1] - x[b, 1]) ** 2
+            + (x[a, 2] - x[b, 2]) ** 2)
+
+
+@njit(cache=True, _nrt=False)
+def _longest_edge(x, tri, edges):
+    """Longest edge [m] of the triangles and of the edge list."""
+    l2 = 0.0
+    for t in range(tri.shape[0]):
+        for c in range(3):
+            l2 = max(l2, _d2(x, tri[t, c], tri[t, (c + 1) % 3]))
+    for e in range(edges.shape[0]):
+        l2 = max(l2, _d2(x, edges[e, 0], edges[e, 1]))
+    return math.sqrt(l2)
+
+
+@njit(cache=True, _nrt=False)
+def _first_near_vertex(x, i, tri, t, v2):
+    """First vertex of triangle ``t`` closer than ``sqrt(v2)`` to vertex ``i``, or -1."""
+    for c in range(3):
+        if _d2(x, tri[t, c], i) < v2:
+            return tri[t, c]
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def _first_near_pair(x, e, f, edges, v2):
+    """First end pair ``(a, b)``, ``a`` of edge ``e`` and ``b`` of ``f``, closer than
+    ``sqrt(v2)``, in the order (a0 b0, a0 b1, a1 b0, a1 b1); ``(-1, -1)`` when none."""
+    for u in range(2):
+        for v in range(2):
+            if _d2(x, edges[e, u], edges[f, v]) < v2:
+                return edges[e, u], edges[f, v]
+    return -1, -1
+
+
+@njit(cache=True, _nrt=False)
+def _put(pairs_out, kind_out, n, kind, a, b, c, d):
+    if n < pairs_out.shape[0]:
+        pairs_out[n, 0] = a
+        pairs_out[n, 1] = b
+        pairs_out[n, 2] = c
+        pairs_out[n, 3] = d
+        kind_out[n] = kind
+    return n + 1
+
+
+@njit(cache=True, _nrt=False)
+def _boxes_apart(x, kind, a, b, c, d, reach):
+    """Whether the bounding boxes of the pair's two primitives (``a`` against ``b, c, d``, or
+    ``a, b`` against ``c, d``) are ``reach`` or more apart on some axis."""
+    for r in range(3):
+        if kind == POINT_TRIANGLE:
+            lo1 = hi1 = x[a, r]
+            lo2 = min(x[b, r], x[c, r], x[d, r])
+            hi2 = max(x[b, r], x[c, r], x[d, r])
+        else:
+            lo1, hi1 = min(x[a, r], x[b, r]), max(x[a, r], x[b, r])
+            lo2, hi2 = min(x[c, r], x[d, r]), max(x[c, r], x[d, r])
+        if lo1 - hi2 >= reach or lo2 - hi1 >= reach:
+            return True
+    return False
+
+
+@njit(cache=True, _nrt=False)
+def _close(q_in, vd, kind, a, b, c, d, reach, w_scratch):
+    """Whether the pair's exact distance is below ``reach`` (``w_scratch[0]`` used)."""
+    if kind == POINT_TRIANGLE:
+        point_triangle_coefficients(q_in, vd[a], vd[b], vd[c], vd[d], w_scratch, 0)
+    else:
+        edge_edge_coefficients(q_in, vd[a], vd[b], vd[c], vd[d], w_scratch, 0)
+    return squared_distance(q_in, vd[a], vd[b], vd[c], vd[d], w_scratch, 0) < reach * reach
+
+
+@njit(cache=True, _nrt=False)
+def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out, n):
+    """Pairs reported by the vertex pair ``(i, j)`` (closer than the voxel): ``i`` against the
+    triangles at ``j``, the edges at ``i`` against those at ``j``."""
+    tri, edges, vt_ptr, vt_idx, ve_ptr, ve_idx = topo
+    for u in range(vt_ptr[j], vt_ptr[j + 1]):
+        t = vt_idx[u]
+        a, b, c = tri[t, 0], tri[t, 1], tri[t, 2]
+        if i == a or i == b or i == c or _boxes_apart(x, POINT_TRIANGLE, i, a, b, c, reach):
+            continue
+        if _first_near_vertex(x, i, tri, t, v2) != j:
+            continue
+        if _close(q_in, vd, POINT_TRIANGLE, i, a, b, c, reach, w_scratch):
+            n = _put(pairs_out, kind_out, n, POINT_TRIANGLE, i, a, b, c)
+    for u in range(ve_ptr[i], ve_ptr[i + 1]):
+        e = ve_idx[u]
+        a, b = edges[e, 0], edges[e, 1]
+        for v in range(ve_ptr[j], ve_ptr[j + 1]):
+            f = ve_idx[v]
+            c, d = edges[f, 0], edges[f, 1]
+            if f <= e or a == c or a == d or b == c or b == d:
+                continue
+            if _boxes_apart(x, EDGE_EDGE_PAIR, a, b, c, d, reach):
+                continue
+            ni, nj = _first_near_pair(x, e, f, edges, v2)
+            if ni != i or nj != j:
+                continue
+            if _close(q_in, vd, EDGE_EDGE_PAIR, a, b, c, d, reach, w_scratch):
+                n = _put(pairs_out, kind_out, n, EDGE_EDGE_PAIR, a, b, c, d)
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def _search_vertex(q_in, vd, x, topo, grid, i, voxel, reach, w_scratch, pairs_out, kind_out,
+                   n):
+    """Pairs reported from vertex ``i``: the vertices of its 27 voxels closer than ``voxel``."""
+    mask = grid.cell_fill.shape[0] - 1
+    v2 = voxel * voxel
+    for dx in range(-1, 2):
+        for dy in range(-1, 2):
+            for dz in range(-1, 2):
+                ci = grid.point_cell[i, 0] + dx
+                cj = grid.point_cell[i, 1] + dy
+                ck = grid.point_cell[i, 2] + dz
+                b = voxel_bucket(ci, cj, ck, mask)
+                for k in range(grid.cell_start[b], grid.cell_start[b + 1]):
+                    if (grid.item_cell[k, 0] != ci or grid.item_cell[k, 1] != cj
+                            or grid.item_cell[k, 2] != ck):
+                        continue  # another voxel in the same bucket
+                    j = grid.cell_items[k]
+                    if j == i or _d2(x, i, j) >= v2:
+                        continue
+                    n = _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out,
+                                  kind_out, n)
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def find_mesh_pairs(q_in, vertex_dofs, pts, topo, reach, x_scratch, w_scratch, grid,
+                    pairs_out, kind_out):
+    """Point-triangle and edge-edge pairs closer than ``reach`` [m] (module docstring).
+
+    q_in : positions, vertex ``v`` at ``q_in[vertex_dofs[v] + 0:3]`` [m].
+    pts : int64 [G], the vertices of the surface.
+    topo : ``(triangles [F, 3], edges [E, 2], vt_ptr, vt_idx, ve_ptr, ve_idx)``: the
+        triangles and edges at each vertex as CSR lists.
+    x_scratch [V, 3], w_scratch [>= 1, 12], grid (:func:`~.grid.make_point_grid` of ``pts``):
+        work memory.
+    pairs_out int64 [K, 4], kind_out int64 [K]: the first ``min(n, K)`` pairs and kinds.
+
+    Returns ``(n, bad)``: ``n`` pairs (``n > K``: overflow, grow and search again) and -1, or
+    ``(0, v)`` with ``v`` a vertex whose position is not finite or too far out.
+    """
+    bad = _gather(q_in, vertex_dofs, pts, x_scratch)
+    if bad >= 0:
+        return 0, bad
+    voxel = _longest_edge(x_scratch, topo[0], topo[1]) + reach
+    bad = build_point_grid(x_scratch, pts, voxel, grid)
+    if bad >= 0:
+        return 0, bad
+    n = 0
+    for u in range(pts.shape[0]):
+        n = _search_vertex(q_in, vertex_dofs, x_scratch, topo, grid, pts[u], voxel, reach,
+                           w_scratch, pairs_out, kind_out, n)
+    return n, -1
+
+
+# ------------------------------------------------------------------------------ the term
+
+def surface_edges(triangles) -> np.ndarray:
+    """The distinct edges of ``triangles`` (int [F, 3]) as int64 [E, 2], ``a < b``, sorted."""
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    e = np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]])
+    return np.unique(np.sort(e, axis=1), axis=0)
+
+
+def _incidence(items: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR lists of the rows of ``items`` [R, c] at each of ``n`` vertices."""
+    rows = np.repeat(np.arange(items.shape[0], dtype=np.int64), items.shape[1])
+    verts = items.reshape(-1)
+    order = np.argsort(verts, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(verts, minlength=n), out=ptr[1:])
+    return ptr, np.ascontiguousarray(rows[order])
+
+
+def _index_array(name, what, a, width, n_vertices) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.size == 0:
+        return np.zeros((0, width), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != width or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"term {name!r}: {what} must be integers of shape [n, {width}], got "
+                         f"{arr.dtype} {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    bad = np.nonzero(((arr < 0) | (arr >= n_vertices)).any(axis=1))[0]
+    if bad.size:
+        raise ValueError(f"term {name!r}: {what[:-1]} {int(bad[0])} {arr[bad[0]].tolist()} has "
+                         f"a vertex out of range [0, {n_vertices})")
+    srt = np.sort(arr, axis=1)
+    bad = np.nonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))[0]
+    if bad.size:
+        raise ValueError(f"term {name!r}: {what[:-1]} {int(bad[0])} {arr[bad[0]].tolist()} "
+                         f"repeats a vertex")
+    return arr
+
+
+def _positive(name, what, value, allow_zero=False) -> float:
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        rule = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"term {name!r}: {what} must be a finite number {rule}, got {value!r}")
+    return float(value)
+
+
+class MeshContactTerm(StencilTerm):
+    """Penalty contact of triangle meshes with themselves and each other (module docstring).
+
+    Parameters (keyword only)
+    -------------------------
+    triangles : int [F, 3]
+        Surface triangles (shell triangles, boundary faces of solids), vertices in [0, V).
+    vertex_dofs : int [V]
+        Index in ``q`` of each vertex's ``x`` (``y``, ``z`` follow).
+    stiffness : float or float [V]
+        Penalty stiffness ``k`` [N/m] of each vertex (> 0); a pair takes the largest.
+    dhat : float
+        Contact thickness [m] (> 0).
+    edges : int [E, 2] or None
+        Surface edges for the edge-edge pairs; None: every edge of ``triangles``
+        (:func:`surface_edges`).
+    project : bool
+        Keep only the Gauss-Newton part of the Hessian (positive semi-definite; default).
+    capacity : int or None
+        Initial size of the pair buffer (grown by :meth:`update` when it overflows).
+
+    Attributes: ``dofs`` int64 [n, 12] (the pairs' vertices, slots ``3 j + a``), ``pair_vertices``
+    int64 [n, 4], ``pair_kind`` int64 [n] (:data:`POINT_TRIANGLE`, :data:`EDGE_EDGE_PAIR`),
+    ``pair_stiffness`` [n] [N/m], ``reach`` [m] of the last update, ``version`` (stencil set
+    changes), ``n_active`` (pairs closer than ``dhat`` at the last evaluation).
+    """
+
+    def __init__(self, *, triangles, vertex_dofs, stiffness, dhat: float, edges=None,
+                 project: bool = True, capacity: int | None = None,
+                 name: str = "mesh_contact"):
+        self.name = name
+        vd = np.asarray(vertex_dofs)
+        if vd.ndim != 1 or not np.issubdtype(vd.dtype, np.integer) or vd.size == 0:
+            raise ValueError(f"term {name!r}: vertex_dofs must be a non-empty integer array [V], "
+                             f"got {vd.dtype} {vd.shape}")
+        self.vertex_dofs = np.ascontiguousarray(vd, dtype=np.int64)
+        nv = self.vertex_dofs.size
+        if self.vertex_dofs.min() < 0:
+            raise ValueError(f"term {name!r}: vertex {int(np.argmin(self.vertex_dofs))} has a "
+                             f"negative DOF index")
+        srt = np.sort(self.vertex_dofs)
+        clash = np.nonzero(np.diff(srt) < 3)[0]
+        if clash.size:
+            raise ValueError(f"term {name!r}: vertices "
+                             f"{np.nonzero(self.vertex_dofs == srt[clash[0]])[0][0]} and "
+                             f"{np.nonzero(self.vertex_dofs == srt[clash[0] + 1])[0][-1]} share "
+                             f"DOFs (each vertex needs 3)")
+        self.triangles = _index_array(name, "triangles", triangles, 3, nv)
+        self.edges = (surface_edges(self.triangles) if edges is None
+                      else _index_array(name, "edges", edges, 2, nv))
+        k = np.broadcast_to(np.asarray(stiffness, dtype=np.float64), (nv,)).copy()
+        bad = np.nonzero(~(np.isfinite(k) & (k > 0)))[0]
+        if bad.size:
+            raise ValueError(f"term {name!r}: stiffness of vertex {int(bad[0])} must be finite "
+                             f"and > 0 [N/m], got {k[bad[0]]!r}")
+        self.stiffness = k
+        self.dhat = _positive(name, "dhat", dhat)
+        self.project = bool(project)
+        vt = _incidence(self.triangles, nv)
+        ve = _incidence(self.edges, nv)
+        self._topo = (self.triangles, self.edges, vt[0], vt[1], ve[0], ve[1])
+        self._pts = np.arange(nv, dtype=np.int64)
+        self._grid = make_point_grid(self._pts.size, nv)
+        self._x = np.zeros((nv, 3))
+        cap = 4 * (len(self.triangles) + len(self.edges)) + 16 if capacity is None else \
+            max(1, int(capacity))
+        self._pairs = np.zeros((cap, 4), dtype=np.int64)
+        self._kind = np.zeros(cap, dtype=np.int64)
+        self._w = np.zeros((cap, 12))
+        self.dofs = np.zeros((0, 12), dtype=np.int64)
+        self.pair_vertices = np.zeros((0, 4), dtype=np.int64)
+        self.pair_kind = np.zeros(0, dtype=np.int64)
+        self.pair_stiffness = np.zeros(0)
+        self.reach = self.dhat
+        self.version = 0
+        self.n_active = 0
+
+    def update(self, q: np.ndarray, *, max_displacement: float = 0.0) -> bool:
+        """Rebuild the pairs at ``q`` [n_dofs] (the step's start): those closer than
+        ``dhat + 2 max_displacement`` [m], ``max_displacement`` a bound on how far any vertex
+        moves in the step.  Returns whether the pair set changed (the caller then rebuilds its
+        assembly); ValueError naming a vertex whose position is not finite."""
+        delta = _positive(self.name, "max_displacement", max_displacement, allow_zero=True)
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        need = int(self.vertex_dofs.max()) + 3
+        if q.ndim != 1 or q.size < need:
+            raise ValueError(f"term {self.name!r}: q must be a flat array of at least {need} "
+                             f"entries, got shape {q.shape}")
+        self.reach = self.dhat + 2.0 * delta
+        while True:
+            n, bad = find_mesh_pairs(q, self.vertex_dofs, self._pts, self._topo, self.reach,
+                                     self._x, self._w, self._grid, self._pairs, self._kind)
+            if bad >= 0:
+                raise ValueError(f"term {self.name!r}: vertex {bad} has a non-finite or far-out "
+                                 f"position {q[self.vertex_dofs[bad]:self.vertex_dofs[bad] + 3]}")
+            if n <= len(self._pairs):
+                break
+            self._pairs = np.zeros((2 * n, 4), dtype=np.int64)
+            self._kind = np.zeros(2 * n, dtype=np.int64)
+            self._w = np.zeros((2 * n, 12))
+        pairs, kind = self._pairs[:n], self._kind[:n]
+        if np.array_equal(pairs, self.pair_vertices) and np.array_equal(kind, self.pair_kind):
+            return False
+        self.pair_vertices = pairs.copy()
+        self.pair_kind = kind.copy()
+        self.pair_stiffness = self.stiffness[pairs].max(axis=1) if n else np.zeros(0)
+        self.dofs = (self.vertex_dofs[pairs][:, :, None] + np.arange(3)).reshape(n, 12)
+        self.version += 1
+        return True
+
+    def evaluate(self, q, energy_out, grad_out, hess_out):
+        n = self.dofs.shape[0]
+        want = hess_out is not None
+        if energy_out.shape != (n,) or grad_out.shape != (n, 12) or (
+                want and hess_out.shape != (n, 12, 12)):
+            raise ValueError(f"term {self.name!r}: buffers for {energy_out.shape[0]} stencils, "
+                             f"the term has {n}: its pairs changed at update(), rebuild the "
+                             f"assembly")
+        h = hess_out if want else np.zeros((0, 12, 12))
+        kern = (mesh_contact_terms if use_parallel(2, n * MESH_CONTACT_WORK)
+                else mesh_contact_terms_serial)
+        self.n_active = int(kern(q, (self.dofs, self.pair_kind, self.pair_stiffness), self.dhat,
+                                 self.project, self._w, (energy_out, grad_out, h), want))
