@@ -36,6 +36,7 @@ from ..sim.runner import Simulation
 from ..sim.scene import PointLoad, Scene
 from ..sim.solver import get_solver, make_settings
 from ..sim.validate import SimulationDiverged
+from .playback import positive_number
 
 __all__ = ["LiveSimulation", "Snapshot", "SettingField", "settings_fields", "parse_setting",
            "vertex_masses", "drag_force", "MAIN_SETTINGS"]
@@ -151,16 +152,6 @@ class Snapshot:
         self.positions, self.extra, self.edge_broken = positions, extra, edge_broken
 
 
-def _positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return v
-
-
 class LiveSimulation:
     """A :class:`~strandlab.sim.runner.Simulation` stepped on request or in its own thread.
 
@@ -253,7 +244,7 @@ class LiveSimulation:
     def set_stiffness_scale(self, scale) -> None:
         """Multiply Young's and shear moduli of every material by ``scale`` (> 0) against the
         scene's own; what this stiffens depends on the model (each model's docs map E and G)."""
-        self._request("stiffness", _positive("stiffness scale", scale))
+        self._request("stiffness", positive_number("stiffness scale", scale))
 
     def set_setting(self, name: str, value) -> None:
         """Set one field of the solver's Settings; ValueError (from the Settings class, naming

@@ -11,18 +11,17 @@ import math
 
 import numpy as np
 
-__all__ = ["Playback"]
+__all__ = ["Playback", "positive_number"]
 
 
-def _check_speed(speed) -> float:
-    if isinstance(speed, bool):
-        raise ValueError(f"speed must be a positive number, got {speed!r}")
+def positive_number(name: str, value) -> float:
+    """``value`` as a positive finite float, or ValueError naming ``name``."""
     try:
-        v = float(speed)
+        v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"speed must be a positive number, got {speed!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"speed must be a positive number, got {speed!r}")
+        v = math.nan
+    if isinstance(value, bool) or not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
     return v
 
 
@@ -42,7 +41,7 @@ class Playback:
         if not np.all(np.isfinite(t)) or np.any(np.diff(t) < 0):
             raise ValueError("times must be finite and non-decreasing")
         self.times = t
-        self.speed = _check_speed(speed)
+        self.speed = positive_number("speed", speed)
         self.loop = bool(loop)
         self.playing = False
         self.time = float(t[0])        #: playing position [s]
@@ -69,7 +68,7 @@ class Playback:
 
     def set_speed(self, speed) -> None:
         """Simulated seconds per wall second (> 0)."""
-        self.speed = _check_speed(speed)
+        self.speed = positive_number("speed", speed)
 
     def play(self) -> None:
         """Start playing; from the first frame again when at the end of the run."""

@@ -118,23 +118,27 @@ class PlaybackViewer(Viewer):
         super().__init__(host=host, port=port, title=f"strandlab: {name}")
         self.traj = traj
         self._lock = threading.Lock()
-        from .tubes import _trajectory_box
-
-        step = max(1, traj.n_frames // 64)
-        layout = SceneLayout.of_trajectory(traj)
-        bounds = _trajectory_box(traj, range(0, traj.n_frames, step), layout.colliders)
-        f = traj.frame(0)
-        view = (traj.metadata or {}).get("view", (20.0, -60.0))
-        self.view = SceneView(self.server, layout, f.positions, f.extra_points, bounds=bounds,
-                              view=view)
-        self.shown = 0
-        self._gui()
+        try:
+            layout = SceneLayout.of_trajectory(traj)
+            f = traj.frame(0)
+            self.view = SceneView(self.server, layout, f.positions, f.extra_points,
+                                  bounds=_run_bounds(traj, layout))
+            self.shown = 0
+            self._gui()
+        except BaseException:
+            super().close()
+            raise
         if play:
             self.playback.play()
         self._play_button.label = "Pause" if self.playback.playing else "Play"
         self._thread = threading.Thread(target=self._ticks, name="strandlab-playback",
                                         daemon=True)
         self._thread.start()
+
+    def close(self) -> None:
+        """Stop the server and close the trajectory file."""
+        super().close()
+        _close(self.traj)
 
     def _gui(self) -> None:
         gui, pb = self.server.gui, self.playback
@@ -212,6 +216,20 @@ class PlaybackViewer(Viewer):
                 self.show(k)
 
 
+def _run_bounds(traj, layout: SceneLayout, samples: int = 64) -> np.ndarray:
+    """Bounds of the strands and extra points of about ``samples`` frames spread over the run
+    (each read on its own) and of the solid colliders [m]."""
+    from .camera import bounds_of
+    from .tubes import _collider_bounds
+
+    frames = np.unique(np.linspace(0, traj.n_frames - 1, samples).astype(int))
+    parts = []
+    for k in frames:
+        f = traj.frame(int(k))
+        parts += [bounds_of(f.positions, f.extra_points)]
+    return bounds_of(*parts, *_collider_bounds(layout.colliders))
+
+
 def view_run(path, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT, speed: float = 1.0,
              loop: bool = False, play: bool = True) -> PlaybackViewer:
     """Serve a page that plays back the run in folder (or trajectory file) ``path``: play and
@@ -231,16 +249,20 @@ class LiveViewer(Viewer):
 
     def __init__(self, sim, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
                  paused: bool = False, realtime: bool = True):
+        self.sim = LiveSimulation(sim, paused=paused, realtime=realtime)   # may refuse sim
         super().__init__(host=host, port=port, title=f"strandlab: {sim.name} (live)")
         self._status_at = -math.inf
-        self.sim = LiveSimulation(sim, paused=paused, realtime=realtime)
-        snap = self.sim.snapshot()
-        layout = SceneLayout.of_scene(sim.scene)
-        bounds = _scene_bounds(snap, layout)
-        self.view = SceneView(self.server, layout, snap.positions, snap.extra, bounds=bounds,
-                              view=sim.view, handles=True)
-        self._gui(sim)
-        self._drag()
+        try:
+            snap = self.sim.snapshot()
+            layout = SceneLayout.of_scene(sim.scene)
+            self.view = SceneView(self.server, layout, snap.positions, snap.extra,
+                                  bounds=_scene_bounds(snap, layout), view=sim.view,
+                                  handles=True)
+            self._gui(sim)
+            self._drag()
+        except BaseException:
+            super().close()
+            raise
         self.sim.on_frame = self._on_frame
         self.sim.start()
 
