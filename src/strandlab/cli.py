@@ -6,6 +6,8 @@
     strandlab run SCENE_OR_FILE [--solver NAME] [--frames N] [--dt S] [--iterations K]
                                 [--substeps K] [--out DIR] [--render] [--every K] [--quiet]
                                 [--checkpoint-every N] [--resume FILE]
+    strandlab run SCENE_OR_FILE --live [--paused] [--host H] [--port P] [--solver NAME] ...
+    strandlab view DIR [--speed S] [--loop] [--host H] [--port P]
     strandlab demo [--out DIR] [--frames N]
     strandlab schema [--out FILE]
     strandlab export DIR [--format usd|abc|obj|ply] [--frames A:B:S] [--out PATH] [--up z|y]
@@ -101,6 +103,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="continue from a checkpoint of this scene (same solver, settings and "
                           "time step); the frames match the uninterrupted run bit for bit")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    run.add_argument("--live", action="store_true",
+                     help="show the simulation as it runs in a web page (the viewer, "
+                          "docs/viewer.md), with its controls; writes nothing")
+    run.add_argument("--paused", action="store_true", help="with --live: start paused")
+    _add_server_options(run)
+    view = sub.add_parser("view", help="play back a saved run in a web page (docs/viewer.md)")
+    view.add_argument("dir", type=Path, metavar="DIR",
+                      help="the output folder of 'strandlab run' (or its trajectory file)")
+    view.add_argument("--speed", type=_positive_float, default=1.0, metavar="S",
+                      help="simulated seconds per wall-clock second (default 1)")
+    view.add_argument("--loop", action="store_true", help="start again at the end of the run")
+    _add_server_options(view)
     demo = sub.add_parser("demo", help="run and render the built-in demo scene")
     demo.add_argument("--out", type=Path, metavar="DIR",
                       help="output folder (default: runs/demo)")
@@ -118,6 +132,22 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write it to FILE instead of printing it")
     _add_hair_parser(sub)
     return p
+
+
+def _port(text: str) -> int:
+    v = _positive_int(text)
+    if v > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 1..65535, got {text!r}")
+    return v
+
+
+def _add_server_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", metavar="H",
+                        help="viewer: address to serve on (default 127.0.0.1, this machine "
+                             "only; 0.0.0.0 for every interface)")
+    parser.add_argument("--port", type=_port, default=8080, metavar="P",
+                        help="viewer: port to serve on (default 8080; the next free one if it "
+                             "is taken)")
 
 
 def _add_output_options(parser: argparse.ArgumentParser, *, default_help: str) -> None:
@@ -348,11 +378,44 @@ def _summary(sim, traj, stats, wall: float, out_dir: Path, out) -> None:
     print(f"output: {out_dir}", file=out)
 
 
+def _viewer(make, *args, **kw):
+    """A viewer from ``make`` (render.viewer), its errors as usage errors."""
+    from .render.viewer import ViewerUnavailable
+
+    try:
+        return make(*args, **kw)
+    except (ViewerUnavailable, FileNotFoundError, ValueError) as exc:
+        raise _UsageError(str(exc)) from None
+
+
+def _cmd_view(args, out) -> int:
+    from .render.viewer import serve, view_run
+
+    return serve(_viewer(view_run, args.dir, host=args.host, port=args.port, speed=args.speed,
+                         loop=args.loop), out=out)
+
+
+def _run_live(sim, args, out) -> int:
+    """``run --live``: the simulation in the viewer until Ctrl-C."""
+    from .render.viewer import serve, view_live
+
+    given = [o for o, v in (("--frames", args.frames), ("--out", args.out),
+                            ("--render", args.render), ("--resume", args.resume),
+                            ("--checkpoint-every", args.checkpoint_every)) if v]
+    if given:
+        raise _UsageError(f"--live shows the run until stopped and writes nothing: "
+                          f"{', '.join(given)} do not apply")
+    return serve(_viewer(view_live, sim, host=args.host, port=args.port, paused=args.paused),
+                 out=out)
+
+
 def _run_scene(sim, args, argv, out) -> int:
     """Simulate ``sim`` (overrides applied), stream the trajectory to disk, optionally render."""
     from .sim.runner import RunStats
 
     sim = _apply_overrides(sim, args)
+    if getattr(args, "live", False):
+        return _run_live(sim, args, out)
     out_dir = _out_dir(sim, args)
     camera = _camera(sim, args) if args.render else None     # bad --camera: before the run
     quiet = bool(getattr(args, "quiet", False))
@@ -649,6 +712,8 @@ def main(argv=None) -> int:
             return _cmd_schema(args, out)
         if args.command == "hair":
             return _cmd_hair(args, out)
+        if args.command == "view":
+            return _cmd_view(args, out)
         if args.command == "export":
             from .cli_export import run as export
 
