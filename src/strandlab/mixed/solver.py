@@ -17,7 +17,7 @@ from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged, check_state_arrays
 from .compile import compile_scene
 from .model import MixedState
-from .system import MixedSystem, vertex_contact_stiffness
+from .system import MixedSystem, default_contact_thickness, vertex_contact_stiffness
 from .terms import build_terms
 
 __all__ = ["MixedSettings", "MixedSolver"]
@@ -48,8 +48,13 @@ class MixedSettings:
         ``"exact"``.
     damping : mass-proportional damping rate [1/s]; viscous_damping : stiffness-proportional
         (Rayleigh) damping time [s].
-    contact_stiffness : penalty against the colliders, times each vertex's stiffest axial
-        spring (:func:`strandlab.mixed.system.vertex_contact_stiffness`); 0: no contact.
+    contact_stiffness : penalty against the colliders and between surfaces, times each
+        vertex's stiffest axial spring (:func:`strandlab.mixed.system.vertex_contact_stiffness`);
+        0: no contact.
+    self_contact : contact of the meshes' surfaces (shell triangles, solid boundary faces) with
+        themselves and each other (:mod:`strandlab.collision.mesh_contact`).
+    contact_thickness : the distance [m] at which surfaces stop (default: half the thickest
+        shell, at least a tenth of the surface's median edge).
     check_finite, max_strain, max_speed : stop with :class:`SimulationDiverged` on a
         non-finite state, an edge strain above ``max_strain`` or a speed above ``max_speed``
         [m/s] (None: not checked).
@@ -63,17 +68,21 @@ class MixedSettings:
     damping: float = 0.0
     viscous_damping: float = 0.0
     contact_stiffness: float = 1.0
+    self_contact: bool = True
+    contact_thickness: float | None = None
     check_finite: bool = True
     max_strain: float | None = 0.5
     max_speed: float | None = 1e3
 
     OPTIONAL_KINDS: ClassVar[dict] = {"tolerance": float, "max_strain": float,
-                                      "max_speed": float}
+                                      "max_speed": float, "contact_thickness": float}
 
     def __post_init__(self):
         for n in ("newton_iterations", "max_iterations", "substeps"):
             _check(n, getattr(self, n), integer=True)
-        for n in ("tolerance", "max_strain", "max_speed"):
+        if not isinstance(self.self_contact, (bool, np.bool_)):
+            raise ValueError(f"self_contact must be true or false, got {self.self_contact!r}")
+        for n in ("tolerance", "max_strain", "max_speed", "contact_thickness"):
             _check(n, getattr(self, n), positive=True, allow_none=True)
         for n in ("damping", "viscous_damping", "contact_stiffness"):
             _check(n, getattr(self, n))
@@ -110,10 +119,16 @@ class MixedSolver:
         self.settings = st = settings or MixedSettings()
         project = st.hessian == "projected"
         self.elastic = build_terms(m, project=project)
+        dhat = None
+        if st.self_contact and (len(m.triangles) or len(m.tets)):
+            dhat = st.contact_thickness or default_contact_thickness(m)
         self.system = MixedSystem(m, project=project, contact_stiffness=st.contact_stiffness,
-                                  extra_terms=self.elastic.terms)
+                                  extra_terms=self.elastic.terms, contact_thickness=dhat)
         self.elastic.bind(self.system.frames)
         self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver="sparse")
+        if self.system.mesh_contact is not None:
+            self.system.mesh_contact.update(m.q0)
+            self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver="sparse")
         nd, nv = m.n_dofs, m.n_vertices
         self._f = np.zeros(nd)
         self._f[: 3 * nv] = (m.mass[: 3 * nv].reshape(-1, 3) * m.gravity).ravel()
@@ -227,6 +242,7 @@ class MixedSolver:
             q_fixed = self._q_target
             q_fixed[:] = s.q
             self._drive(q_fixed, t_next)
+        self._update_contacts(s, h)
         self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
                                               fixed=m.fixed, q_fixed=q_fixed)
         self.system.prepare(s.q)
@@ -234,6 +250,21 @@ class MixedSolver:
         s.ref_twist[...] = self.system.frames.ref_twist
         self.elastic.store_angles(s.q, s.joint_angle)
         s.time = t_next
+
+    def _update_contacts(self, s: MixedState, h: float) -> None:
+        """The surface pairs that can touch during the step (reach: the contact thickness plus
+        twice a bound on the step's displacements, from the fastest vertex and gravity, with a
+        margin of 2); a new pair set rebuilds the integrator's assembly."""
+        mc = self.system.mesh_contact
+        if mc is None:
+            return
+        nv = self.model.n_vertices
+        v = s.v[: 3 * nv].reshape(-1, 3)
+        speed = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if nv else 0.0
+        delta = 2.0 * h * (speed + float(np.linalg.norm(self.model.gravity)) * h)
+        if mc.update(s.q, max_displacement=delta):
+            self.integrator = ImplicitEuler(self.system, self.settings.newton(),
+                                            linear_solver="sparse")
 
     def _drive(self, q: np.ndarray, t: float) -> None:
         m = self.model

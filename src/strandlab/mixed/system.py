@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..collision.mesh_contact import MeshContactTerm
 from ..collision.penalty import ContactTerm
 from ..rods.frames import RodFrames
 from ..rods.terms import BendTwistTerm, StretchTerm
+from ..sim.simplicial import boundary_faces
 from .model import MixedModel
 
-__all__ = ["MixedSystem", "vertex_contact_stiffness"]
+__all__ = ["MixedSystem", "vertex_contact_stiffness", "contact_surface",
+           "default_contact_thickness"]
 
 
 def vertex_contact_stiffness(m: MixedModel, factor: float) -> np.ndarray:
@@ -43,6 +46,33 @@ def vertex_contact_stiffness(m: MixedModel, factor: float) -> np.ndarray:
     return factor * k
 
 
+def contact_surface(m: MixedModel) -> np.ndarray:
+    """The triangles that can touch anything, int [F, 3]: the boundary faces of the solids and
+    the shell triangles that are not faces of a tetrahedron (a shell embedded in or laid on a
+    solid is inside the solid's surface or on it)."""
+    faces = boundary_faces(m.tets)
+    if len(m.tets):
+        tf = np.concatenate([m.tets[:, [1, 2, 3]], m.tets[:, [0, 2, 3]], m.tets[:, [0, 1, 3]],
+                             m.tets[:, [0, 1, 2]]])
+        inside = {tuple(t) for t in np.sort(tf, axis=1).tolist()}
+    else:
+        inside = set()
+    free = [t for t in m.triangles.tolist() if tuple(sorted(t)) not in inside]
+    shells = np.asarray(free, dtype=np.int64).reshape(-1, 3)
+    return np.concatenate([faces, shells]).astype(np.int64)
+
+
+def default_contact_thickness(m: MixedModel) -> float:
+    """The contact thickness [m] when none is given: half the thickest shell, and at least a
+    tenth of the median edge length of the contact surface."""
+    surf = contact_surface(m)
+    x = m.rest_positions
+    e = np.concatenate([surf[:, [0, 1]], surf[:, [1, 2]], surf[:, [2, 0]]])
+    med = float(np.median(np.linalg.norm(x[e[:, 1]] - x[e[:, 0]], axis=1))) if len(e) else 0.0
+    half = 0.5 * float(m.triangle_material[:, 2].max()) if len(m.triangles) else 0.0
+    return max(half, 0.1 * med)
+
+
 class MixedSystem:
     """Implements the integrator's system protocol for a :class:`MixedModel`.
 
@@ -52,7 +82,8 @@ class MixedSystem:
     """
 
     def __init__(self, model: MixedModel, *, project: bool = True,
-                 contact_stiffness: float = 1.0, extra_terms=()):
+                 contact_stiffness: float = 1.0, extra_terms=(),
+                 contact_thickness: float | None = None):
         m = model
         self.model = m
         self.n_dofs = m.n_dofs
@@ -83,6 +114,15 @@ class MixedSystem:
                                        stiffness=k[free], planes=m.planes, spheres=m.spheres,
                                        capsules=m.capsules, project=project)
             self.terms.append(self.contact)
+        self.mesh_contact = None
+        surface = contact_surface(m)
+        if contact_stiffness > 0.0 and contact_thickness is not None and len(surface):
+            k = vertex_contact_stiffness(m, contact_stiffness)
+            self.mesh_contact = MeshContactTerm(triangles=surface,
+                                                vertex_dofs=3 * np.arange(m.n_vertices),
+                                                stiffness=np.maximum(k, 1e-300),
+                                                dhat=contact_thickness, project=project)
+            self.terms.append(self.mesh_contact)
 
     def load_frames(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:
         """Start a step from ``q`` with the rods' directors ``a1`` and twists ``ref_twist``."""
