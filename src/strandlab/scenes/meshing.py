@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-__all__ = ["box_tets", "ball_tets", "grid_triangles", "strip_triangles", "disk_triangles", "cylinder_triangles",
-           "orient_tets", "merge_vertices"]
+__all__ = ["box_tets", "ball_tets", "grid_triangles", "strip_triangles", "disk_triangles",
+           "cylinder_triangles", "orient_tets", "merge_vertices"]
 
 
 def _gmsh():
