@@ -146,3 +146,63 @@ def fd_errors(term, q, h=1e-6):
         Hn[:, i] = (gp - gm) / (2 * h)
     rel = lambda a, b: float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))  # noqa: E731
     return rel(G, gn), rel(H, Hn), float(np.abs(H - H.T).max())
+
+
+def _many(kinds, n, rng, curve=False):
+    """A term of ``n`` independent random stencils of ``kinds`` (soft), rest at ``q``; and a
+    perturbed ``q``."""
+    cases = [(curve_case if curve else point_case)(kinds, rng=rng) for _ in range(n)]
+    k = cases[0].q.size
+    q = np.concatenate([c.q for c in cases])
+    dofs = np.arange(n * k).reshape(n, k)
+    ts = np.concatenate([c.t_start[:len(c.rod_pairs)] for c in cases])
+    a1 = np.concatenate([c.a1_start[:len(c.rod_pairs)] for c in cases])
+    nr = len(cases[0].rod_pairs)
+    rod = {} if not nr else dict(rod_edge=np.arange(n * nr).reshape(n, nr), a1_start=a1,
+                                 t_start=ts)
+    if curve:
+        term = CurveJointTerm(kinds=kinds, dofs=dofs, stiffness=np.ones(n),
+                              rest_length=np.ones(n), **rod)
+    else:
+        if nr:
+            rod["rod_forward"] = np.array([[a == 0 for a, _ in c.rod_pairs] for c in cases])
+        term = PointJointTerm(kinds=kinds, dofs=dofs, twist_stiffness=np.ones(n),
+                              bend_stiffness=np.ones(n), **rod)
+    term.set_rest(q)
+    return term, q + 0.1 * rng.normal(size=q.size)
+
+
+def main():
+    """Print the figures of docs/mixed.md (Connections): derivative errors and timings."""
+    import time  # CPU time of this process: the development machine is shared
+    rng = np.random.default_rng(0)
+    worst = [0.0, 0.0]
+    for kinds in POINT_KINDS:
+        for hard in (False, True):
+            c = point_case(kinds, rng=rng, hard=hard)
+            e = fd_errors(c.term, c.q + 0.15 * rng.normal(size=c.q.size))
+            worst = [max(worst[0], e[0]), max(worst[1], e[1])]
+    for kinds in (("rod", "triangle"), ("triangle", "triangle")):
+        for hard in (False, True):
+            c = curve_case(kinds, rng=rng, hard=hard)
+            e = fd_errors(c.term, c.q + 0.15 * rng.normal(size=c.q.size))
+            worst = [max(worst[0], e[0]), max(worst[1], e[1])]
+    print(f"largest relative error vs central differences: gradient {worst[0]:.1e}, "
+          f"Hessian {worst[1]:.1e}")
+    n = 2000
+    for kinds, curve in ((("rod", "triangle"), False), (("tet", "tet"), False),
+                         (("rod", "triangle"), True), (("triangle", "triangle"), True)):
+        term, q = _many(kinds, n, rng, curve)
+        for hess in (False, True):
+            evaluate(term, q, hess)
+            t0 = time.process_time()
+            for _ in range(5):
+                evaluate(term, q, hess)
+            us = (time.process_time() - t0) / 5 / n * 1e6
+            print(f"{'curve' if curve else 'point'} {kinds[0]}-{kinds[1]} "
+                  f"({term.dofs.shape[1]} slots), {'with' if hess else 'without'} Hessian: "
+                  f"{us:.2f} us per stencil")
+
+
+if __name__ == "__main__":
+    main()

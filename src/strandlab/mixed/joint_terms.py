@@ -122,8 +122,6 @@ class _JointTerm(_DERTerm):
             raise ValueError(f"term {name!r}: stencils of kinds {self.kinds} have {k} slots, "
                              f"got {self.dofs.shape[1]}")
         n = self.dofs.shape[0]
-        if mode not in MODES:
-            raise ValueError(f"term {name!r}: mode must be one of {sorted(MODES)}, got {mode!r}")
         self.mode = mode
         ints, sign = self._rods(name, n, point, rod_edge, rod_forward, a1_start, t_start)
         self._lay = (codes, slots, ints, sign, self.t_start, self.a1_start)
@@ -134,7 +132,7 @@ class _JointTerm(_DERTerm):
                       np.zeros((n, 6, 6)), np.zeros((n, 2, k)))
         self.params = np.zeros((n, 1 + m if not self.soft else 6))
         self.angles = np.zeros(n)
-        self._status = (np.zeros(n), np.zeros((n, k)))
+        self._status = (np.zeros(n), np.zeros((n, k)), np.zeros((0, k, k)))
         self._rest_set = False
 
     def _rods(self, name, n, point, rod_edge, rod_forward, a1_start, t_start):
@@ -180,9 +178,21 @@ class _JointTerm(_DERTerm):
                 sign[:, side] = np.where(out == (side == 1), 1.0, -1.0)
         return ints, sign
 
+    @property
+    def mode(self) -> str:
+        """Angle update mode: ``"incremental2"``, ``"incremental1"`` or ``"direct"``."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(f"term {self.name!r}: mode must be one of {sorted(MODES)}, got "
+                             f"{mode!r}")
+        self._mode = mode
+
     # ------------------------------------------------------------------ kernels
     def _par(self):
-        return (self.ttype, self._n_pos, self.params, self.angles, MODES[self.mode])
+        return (self.ttype, self._n_pos, self.params, self.angles, MODES[self._mode])
 
     def _run(self, op, q, energy_out, grad_out, hess, want):
         work = len(self.dofs) * JOINT_WORK[0 if want else 1]
@@ -197,9 +207,8 @@ class _JointTerm(_DERTerm):
         self._report(self._run(_j.EVALUATE, q, energy_out, grad_out, h, want), energy_out)
 
     def _measure(self, q, op):
-        status, grad = self._status
-        self._run(op, np.ascontiguousarray(q, dtype=np.float64), status, grad,
-                  np.zeros((0,) + grad.shape[1:] * 2), False)
+        status, grad, hess = self._status
+        self._run(op, np.ascontiguousarray(q, dtype=np.float64), status, grad, hess, False)
         return status
 
     def measure(self, q):

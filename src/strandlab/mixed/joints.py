@@ -109,34 +109,6 @@ _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
 
 # --------------------------------------------------------------------------- frames and D
 @njit(**_OPTS)
-def _side_frame(s, side, x, lay, F, J):
-    """Frame of ``side`` (0: A, 1: B) of stencil ``s`` into ``F`` [9], ``J`` [9, k]."""
-    kinds, slots, ints, sign, t_s, a1_s = lay
-    kind = kinds[side]
-    if kind == ROD_EDGE:
-        ia = slots[side, 0]
-        ib = slots[side, 1]
-        if ints[s, side] != 0:
-            ia, ib = ib, ia
-        row = ints[s, 2 + side]
-        st = rod_edge_frame(x, ia, ib, slots[side, 4], (t_s[row, 0], t_s[row, 1], t_s[row, 2]),
-                            (a1_s[row, 0], a1_s[row, 1], a1_s[row, 2]), F, J)
-    elif kind == TRIANGLE_VERTEX:
-        st = triangle_vertex_frame(x, slots[side, 0], slots[side, 1], slots[side, 2], F, J)
-    elif kind == TRIANGLE_EDGE:
-        st = triangle_edge_frame(x, slots[side, 0], slots[side, 1], slots[side, 2], F, J)
-    else:
-        st = tet_vertex_frame(x, slots[side, 0], slots[side, 1], slots[side, 2], slots[side, 3],
-                              F, J)
-    if st == FRAME_OK and sign[s, side] < 0.0:
-        for i in range(3, 9):
-            F[i] = -F[i]
-            for c in range(J.shape[1]):
-                J[i, c] = -J[i, c]
-    return st
-
-
-@njit(**_OPTS)
 def _products(FA, JA, FB, JB, D, JD):
     """``D[3i+j] = m_i . n_j`` and its Jacobian ``JD`` [9, k]."""
     for i in range(3):
@@ -184,12 +156,32 @@ def _point_features(D, JD, r, jr):
 @njit(**_OPTS)
 def _features(s, x, ttype, lay, work):
     """Features ``r`` and their Jacobian ``jr`` of stencil ``s`` at local coordinates ``x``
-    (written to ``work``); 1 if degenerate."""
+    (written to ``work``, with the two frames, ``D`` and their Jacobians); 1 if degenerate."""
+    kinds, slots, ints, sign, t_s, a1_s = lay
     frames, jac, r, jr = work[1][s], work[2][s], work[3][s], work[4][s]
-    if _side_frame(s, 0, x, lay, frames[0], jac[0]) != FRAME_OK:
-        return 1
-    if _side_frame(s, 1, x, lay, frames[1], jac[1]) != FRAME_OK:
-        return 1
+    for side in range(2):
+        F = frames[side]
+        J = jac[side]
+        sl = slots[side]
+        kind = kinds[side]
+        if kind == ROD_EDGE:
+            ia, ib = (sl[1], sl[0]) if ints[s, side] != 0 else (sl[0], sl[1])
+            row = ints[s, 2 + side]
+            st = rod_edge_frame(x, ia, ib, sl[4], (t_s[row, 0], t_s[row, 1], t_s[row, 2]),
+                                (a1_s[row, 0], a1_s[row, 1], a1_s[row, 2]), F, J)
+        elif kind == TRIANGLE_VERTEX:
+            st = triangle_vertex_frame(x, sl[0], sl[1], sl[2], F, J)
+        elif kind == TRIANGLE_EDGE:
+            st = triangle_edge_frame(x, sl[0], sl[1], sl[2], F, J)
+        else:
+            st = tet_vertex_frame(x, sl[0], sl[1], sl[2], sl[3], F, J)
+        if st != FRAME_OK:
+            return 1
+        if sign[s, side] < 0.0:         # turned by pi about m1: (m1, -m2, -m3)
+            for i in range(3, 9):
+                F[i] = -F[i]
+                for c in range(J.shape[1]):
+                    J[i, c] = -J[i, c]
     D = frames[2]
     JD = jac[2]
     _products(frames[0], jac[0], frames[1], jac[1], D, JD)
@@ -420,13 +412,6 @@ def _measure(s, q_in, dofs, lay, par, work, update, e_out):
     return 0
 
 
-@njit(**_OPTS)
-def _op(op, s, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess):
-    if op == EVALUATE:
-        return _stencil(s, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess)
-    return _measure(s, q_in, dofs, lay, par, work, op == UPDATE, e_out)
-
-
 @njit(cache=True, parallel=True, error_model="numpy")
 def joint_terms(op, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess):
     """Every connection stencil (``dofs`` int64 [S, k]) at ``q_in``; returns the number of
@@ -441,7 +426,10 @@ def joint_terms(op, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess):
     """
     bad = 0
     for s in prange(dofs.shape[0]):
-        bad += _op(op, s, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess)
+        if op == EVALUATE:
+            bad += _stencil(s, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess)
+        else:
+            bad += _measure(s, q_in, dofs, lay, par, work, op == UPDATE, e_out)
     return bad
 
 
@@ -450,5 +438,8 @@ def joint_terms_serial(op, q_in, dofs, lay, par, work, e_out, g_out, H_out, want
     """Serial twin of :func:`joint_terms`."""
     bad = 0
     for s in range(dofs.shape[0]):
-        bad += _op(op, s, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess)
+        if op == EVALUATE:
+            bad += _stencil(s, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess)
+        else:
+            bad += _measure(s, q_in, dofs, lay, par, work, op == UPDATE, e_out)
     return bad
