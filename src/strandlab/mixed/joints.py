@@ -39,9 +39,10 @@ Jacobians), the gradient is ``J_r^T grad_r phi`` and the Hessian
 ``J_r^T Hess_r phi J_r + sum_i (d phi / d r_i) Hess r_i``: the first part (the Gauss-Newton part,
 with the exact ``Hess_r phi`` of the angle functions) is analytic; the second is the central
 difference of ``J_r(x)^T g`` at fixed ``g = grad_r phi`` over each stencil coordinate (steps
-:data:`FD_REL` times the stencil size for positions, :data:`FD_REL` rad for angles), then the
-whole Hessian is symmetrised.  It vanishes at rest (``g = 0``) and its relative error is about
-``FD_REL^2`` elsewhere.
+:data:`FD_REL` times the shortest distance from the stencil's first vertex to another vertex
+for positions, :data:`FD_REL` rad for angles), then the whole Hessian is symmetrised.  It
+vanishes at rest (``g = 0``); its relative error is of order ``(FD_REL / (1 + t_s . t))^2``
+(larger when a rod's tangent has turned far from its step start).
 
 Degenerate stencils (a frame undefined, ``m3 = -n3`` for the twist transport, ``d = -dbar`` for
 the bend angle) get energy +inf and zero gradient and Hessian.
@@ -316,13 +317,14 @@ def _jtg(jr, g, m, out):
 
 @njit(**_OPTS)
 def _size(x, n_pos):
-    """Largest distance [m] from the stencil's first vertex to its other vertices."""
-    L = 0.0
+    """Smallest distance [m] from the stencil's first vertex to its other vertices (the
+    shortest edge sets the difference steps)."""
+    L = math.inf
     for i in range(3, n_pos, 3):
         dx = x[i] - x[0]
         dy = x[i + 1] - x[1]
         dz = x[i + 2] - x[2]
-        L = max(L, math.sqrt(dx * dx + dy * dy + dz * dz))
+        L = min(L, math.sqrt(dx * dx + dy * dy + dz * dz))
     return L
 
 
