@@ -138,7 +138,9 @@ def _rods(c: _Concat, nv: int, mass: np.ndarray) -> dict:
                 voronoi_length=0.5 * (length[j0] + length[j1]),
                 bend_stiffness=np.ascontiguousarray(half[:, [1, 0]]).reshape(-1, 2),
                 twist_stiffness=half[:, 2].copy(), a1_0=d1,
-                rod_radius=np.array([m.contact_radius for m in mats]))
+                rod_radius=np.array([m.contact_radius for m in mats]),
+                rod_section_stiffness=stiff, junction_pairs=graph.junction_pairs,
+                junction_vertex=graph.junction_vertex)
 
 
 def _hinges(tris: np.ndarray, part: np.ndarray, tmat: np.ndarray):

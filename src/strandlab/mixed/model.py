@@ -42,6 +42,9 @@ class MixedModel:
     twist_stiffness: np.ndarray         #: G J [N m^2], [B]
     a1_0: np.ndarray                    #: Reference directors at q0, [R, 3]
     rod_radius: np.ndarray              #: Contact radius [m], [R]
+    rod_section_stiffness: np.ndarray   #: (E I1, E I2, G J) per rod edge [N m^2], [R, 3]
+    junction_pairs: np.ndarray          #: Rod edges meeting at junctions, pairwise, int [J, 2]
+    junction_vertex: np.ndarray         #: Their junction vertex, [J]
     # shells
     triangles: np.ndarray               #: int [T, 3]
     triangle_material: np.ndarray       #: (E, nu, thickness, density) per triangle, [T, 4]

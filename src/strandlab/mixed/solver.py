@@ -53,8 +53,8 @@ class MixedSettings:
         0: no contact.
     self_contact : contact of the meshes' surfaces (shell triangles, solid boundary faces) with
         themselves and each other (:mod:`strandlab.collision.mesh_contact`).
-    contact_thickness : the distance [m] at which surfaces stop (default: half the thickest
-        shell, at least a tenth of the surface's median edge).
+    contact_thickness : the distance [m] at which surfaces stop (default: a tenth of the
+        surface's median edge; shells do not stop at their half thickness).
     check_finite, max_strain, max_speed : stop with :class:`SimulationDiverged` on a
         non-finite state, an edge strain above ``max_strain`` or a speed above ``max_speed``
         [m/s] (None: not checked).
@@ -124,7 +124,7 @@ class MixedSolver:
             dhat = st.contact_thickness or default_contact_thickness(m)
         self.system = MixedSystem(m, project=project, contact_stiffness=st.contact_stiffness,
                                   extra_terms=self.elastic.terms, contact_thickness=dhat)
-        self.elastic.bind(self.system.frames)
+        self.system.terms += self.elastic.bind(self.system.frames)
         self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver="sparse")
         if self.system.mesh_contact is not None:
             self.system.mesh_contact.update(m.q0)
@@ -197,16 +197,13 @@ class MixedSolver:
             atol = 1e-13 * float(np.max(vertex_contact_stiffness(m, 1.0))) * \
                 float(np.max(m.check_rest_length)) * math.sqrt(max(free, 1))
         self.system.load_frames(state.q, state.a1, state.ref_twist)
-        self.elastic.load_angles(state.q, state.joint_angle)
+        self.elastic.load_angles(state.joint_angle)
         if len(m.drive_vertex) or len(m.drive_edge):
             self._drive(state.q, state.time)
         info = self.integrator.equilibrium(state.q, fixed=m.fixed, f_ext=self._f,
                                            tolerance=tolerance, atol=atol,
                                            max_iterations=max_iterations)
-        self.system.prepare(state.q)
-        state.a1[...] = self.system.frames.a1
-        state.ref_twist[...] = self.system.frames.ref_twist
-        self.elastic.store_angles(state.q, state.joint_angle)
+        self._end_step(state)
         state.v[...] = 0.0
         return info
 
@@ -236,7 +233,7 @@ class MixedSolver:
         m = self.model
         t_next = s.time + h
         self.system.load_frames(s.q, s.a1, s.ref_twist)
-        self.elastic.load_angles(s.q, s.joint_angle)
+        self.elastic.load_angles(s.joint_angle)
         q_fixed = None
         if len(m.drive_vertex) or len(m.drive_edge):
             q_fixed = self._q_target
@@ -245,11 +242,17 @@ class MixedSolver:
         self._update_contacts(s, h)
         self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
                                               fixed=m.fixed, q_fixed=q_fixed)
+        self._end_step(s)
+        s.time = t_next
+
+    def _end_step(self, s: MixedState) -> None:
+        """The rods' frames at the step's end, loaded as the next step's start, and the
+        connection angles followed there."""
         self.system.prepare(s.q)
         s.a1[...] = self.system.frames.a1
         s.ref_twist[...] = self.system.frames.ref_twist
+        self.system.load_frames(s.q, s.a1, s.ref_twist)
         self.elastic.store_angles(s.q, s.joint_angle)
-        s.time = t_next
 
     def _update_contacts(self, s: MixedState, h: float) -> None:
         """The surface pairs that can touch during the step (reach: the contact thickness plus

@@ -63,14 +63,15 @@ def contact_surface(m: MixedModel) -> np.ndarray:
 
 
 def default_contact_thickness(m: MixedModel) -> float:
-    """The contact thickness [m] when none is given: half the thickest shell, and at least a
-    tenth of the median edge length of the contact surface."""
+    """The contact thickness [m] when none is given: a tenth of the median edge length of the
+    contact surface (larger, neighbouring triangles of one surface would push each other
+    apart; smaller, a vertex crosses it within one Newton step and the unsigned penalty pushes
+    it on through)."""
     surf = contact_surface(m)
     x = m.rest_positions
     e = np.concatenate([surf[:, [0, 1]], surf[:, [1, 2]], surf[:, [2, 0]]])
     med = float(np.median(np.linalg.norm(x[e[:, 1]] - x[e[:, 0]], axis=1))) if len(e) else 0.0
-    half = 0.5 * float(m.triangle_material[:, 2].max()) if len(m.triangles) else 0.0
-    return max(half, 0.1 * med)
+    return 0.1 * med
 
 
 class MixedSystem:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .connect import connection_terms
 from .model import MixedModel
 from .shell import ShellBendingTerm, ShellMembraneTerm
 from .solid import SolidTerm
@@ -18,20 +19,25 @@ __all__ = ["ElasticTerms", "build_terms"]
 class ElasticTerms:
     """The shell, solid and connection terms of a model, and their angle histories."""
 
-    def __init__(self, terms: list, angle_terms: list):
+    def __init__(self, terms: list, model: MixedModel):
         self.terms = terms
-        self._angle_terms = angle_terms
-        self._angle_start = np.cumsum([0] + [t.n_angles for t in angle_terms])
+        self.model = model
+        self.joints: list = []
+        self._angle_terms: list = []
+        self._angle_start = np.zeros(1, dtype=np.int64)
 
     @property
     def n_angles(self) -> int:
         """Number of stored connection angles [A]."""
         return int(self._angle_start[-1])
 
-    def bind(self, frames) -> None:
-        """Give the connection terms the rods' reference frames (shared arrays)."""
-        for t in self._angle_terms:
-            t.bind(frames)
+    def bind(self, frames) -> list:
+        """Build the connection terms on the rods' reference frames (their step-start arrays
+        are shared with the terms); returns them (the system adds them to its terms)."""
+        self.joints = connection_terms(self.model, frames)
+        self._angle_terms = [t for t in self.joints if t.soft]
+        self._angle_start = np.cumsum([0] + [len(t.dofs) for t in self._angle_terms])
+        return self.joints
 
     def _slices(self):
         for k, t in enumerate(self._angle_terms):
@@ -40,17 +46,19 @@ class ElasticTerms:
     def initial_angles(self, out: np.ndarray) -> None:
         """The connection angles at the initial configuration into ``out`` [A] [rad]."""
         for t, sl in self._slices():
-            out[sl] = t.rest_angle
+            out[sl] = t.angles
 
-    def load_angles(self, q: np.ndarray, angles: np.ndarray) -> None:
-        """Start a step at ``q`` whose stored connection angles are ``angles`` [A]."""
+    def load_angles(self, angles: np.ndarray) -> None:
+        """Start a step whose stored connection angles are ``angles`` [A] [rad]."""
         for t, sl in self._slices():
-            t.begin_step(q, angles[sl])
+            t.load_angles(angles[sl])
 
     def store_angles(self, q: np.ndarray, angles: np.ndarray) -> None:
-        """The connection angles at the end of a step (``q``) into ``angles`` [A]."""
+        """Follow the connection angles to ``q`` (the end of a step, whose rod frames the
+        model has loaded as the next step's start) and write them into ``angles`` [A]."""
         for t, sl in self._slices():
-            t.end_step(q, angles[sl])
+            t.begin_step(q)
+            angles[sl] = t.angles
 
 
 def build_terms(model: MixedModel, *, project: bool = True) -> ElasticTerms:
@@ -71,4 +79,4 @@ def build_terms(model: MixedModel, *, project: bool = True) -> ElasticTerms:
         terms.append(SolidTerm(rest_positions=x, tetrahedra=m.tets, young=k[:, 0],
                                poisson=k[:, 1]))
     del project
-    return ElasticTerms(terms, [])
+    return ElasticTerms(terms, m)

@@ -37,8 +37,8 @@ class RodFrames:
     a1_0 [E, 3], ref_twist0 [B]: the directors and twists at ``q0``.
 
     Attributes the terms read (by reference): ``a1``, ``a2`` [E, 3] (at the last prepared
-    iterate) and ``ref_twist`` [B] [rad].  ``q_prev`` [N] and ``a1_prev`` [E, 3]: the step's
-    start.
+    iterate) and ``ref_twist`` [B] [rad].  ``q_prev`` [N], ``a1_prev`` and ``t_prev`` (unit
+    tangents) [E, 3]: the step's start (arrays kept in place, so terms may hold them).
     """
 
     def __init__(self, *, edge_dofs, edge_dof, bend_dofs, bend_edges, q0, a1_0, ref_twist0):
@@ -52,7 +52,9 @@ class RodFrames:
         self.ref_twist = np.array(ref_twist0, dtype=np.float64)
         self.q_prev = np.array(q0, dtype=np.float64)
         self.a1_prev = self.a1.copy()
+        self.t_prev = np.zeros((ne, 3))
         self._tw_prev = self.ref_twist.copy()
+        self._tangents(self.q_prev)
 
     def load(self, q: np.ndarray, a1: np.ndarray, ref_twist: np.ndarray) -> None:
         """Start a step from coordinates ``q`` whose reference directors are ``a1`` [E, 3] and
@@ -63,6 +65,13 @@ class RodFrames:
         self._tw_prev[...] = ref_twist
         self.a1[...] = a1
         self.ref_twist[...] = ref_twist
+        self._tangents(q)
+
+    def _tangents(self, q: np.ndarray) -> None:
+        if len(self.edge_dofs):
+            d = self.edge_dofs
+            e = q[d[:, 3:]] - q[d[:, :3]]
+            self.t_prev[...] = e / np.linalg.norm(e, axis=1)[:, None]
 
     def prepare(self, q: np.ndarray) -> None:
         """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
