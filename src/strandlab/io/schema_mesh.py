@@ -75,6 +75,8 @@ class HoldTable(_Table):
     frame: Integer = Field(None, description="index of the [[frames]] entry that moves them "
                                              "(default: held in place)")
     rod_twist: Flag = Field(True, description="rod edges between held vertices turn with them")
+    until: Positive = Field(None, description="released from this time on [s] (default: "
+                                              "held for ever)")
 
 
 class SimplicialTable(_Table):

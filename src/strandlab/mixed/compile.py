@@ -160,12 +160,16 @@ def _holds(scene: Scene, c: _Concat, nv: int, graph, fixed: np.ndarray) -> dict:
     dv, dvf, dvl, de, def_, del_ = [], [], [], [], [], []
     held_by = np.full(nv, -2, dtype=np.int64)            # -2 free, -1 still, f frame
     twist_by = np.zeros(nv, dtype=bool)
+    until = np.full(nv, np.inf)
     for h, o in c.holds:
         vs = np.asarray(h.vertices, dtype=np.int64) + o
         held_by[vs] = -1 if h.frame is None else h.frame
         twist_by[vs] = h.rod_twist
+        until[vs] = np.inf if h.until is None else h.until
+    release = np.full(len(fixed), np.inf)
     for v in np.nonzero(held_by > -2)[0]:
         fixed[3 * v: 3 * v + 3] = True
+        release[3 * v: 3 * v + 3] = until[v]
         f = int(held_by[v])
         if f >= 0:
             rot, origin = scene.frames[f].pose(0.0)
@@ -178,6 +182,7 @@ def _holds(scene: Scene, c: _Concat, nv: int, graph, fixed: np.ndarray) -> dict:
         a, b = e[r]
         if held_by[a] > -2 and held_by[a] == held_by[b] and twist_by[a] and twist_by[b]:
             fixed[3 * nv + r] = True
+            release[3 * nv + r] = min(until[a], until[b])
             f = int(held_by[a])
             if f >= 0:
                 if d1 is None:
@@ -187,7 +192,7 @@ def _holds(scene: Scene, c: _Concat, nv: int, graph, fixed: np.ndarray) -> dict:
                 def_.append(f)
                 del_.append(rot.T @ d1[r])
     i64 = lambda a: np.asarray(a, dtype=np.int64)            # noqa: E731
-    return dict(drive_vertex=i64(dv), drive_vertex_frame=i64(dvf),
+    return dict(release_time=release, drive_vertex=i64(dv), drive_vertex_frame=i64(dvf),
                 drive_vertex_local=np.asarray(dvl, dtype=np.float64).reshape(-1, 3),
                 drive_edge=i64(de), drive_edge_frame=i64(def_),
                 drive_edge_local=np.asarray(del_, dtype=np.float64).reshape(-1, 3))

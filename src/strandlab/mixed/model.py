@@ -58,6 +58,7 @@ class MixedModel:
     q0: np.ndarray                      #: [N]
     v0: np.ndarray                      #: [N]
     fixed: np.ndarray                   #: Held coordinates, bool [N]
+    release_time: np.ndarray            #: When each held coordinate is let go [s] (inf), [N]
     drive_vertex: np.ndarray            #: Vertices moved by frames, [Dv]
     drive_vertex_frame: np.ndarray      #: Their frames, [Dv]
     drive_vertex_local: np.ndarray      #: Their positions in the frame [m], [Dv, 3]

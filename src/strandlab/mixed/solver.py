@@ -133,6 +133,7 @@ class MixedSolver:
         self._f = np.zeros(nd)
         self._f[: 3 * nv] = (m.mass[: 3 * nv].reshape(-1, 3) * m.gravity).ravel()
         self._q_target = np.zeros(nd)
+        self._fixed = m.fixed.copy()
         frames = scene.frames
         self._rot = np.zeros((len(frames), 3, 3))
         self._origin = np.zeros((len(frames), 3))
@@ -200,7 +201,9 @@ class MixedSolver:
         self.elastic.load_angles(state.joint_angle)
         if len(m.drive_vertex) or len(m.drive_edge):
             self._drive(state.q, state.time)
-        info = self.integrator.equilibrium(state.q, fixed=m.fixed, f_ext=self._f,
+        np.less(state.time, m.release_time, out=self._fixed)
+        self._fixed &= m.fixed
+        info = self.integrator.equilibrium(state.q, fixed=self._fixed, f_ext=self._f,
                                            tolerance=tolerance, atol=atol,
                                            max_iterations=max_iterations)
         self._end_step(state)
@@ -240,8 +243,10 @@ class MixedSolver:
             q_fixed[:] = s.q
             self._drive(q_fixed, t_next)
         self._update_contacts(s, h)
+        np.less(t_next - 0.5 * h, m.release_time, out=self._fixed)    # held until released
+        self._fixed &= m.fixed
         self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
-                                              fixed=m.fixed, q_fixed=q_fixed)
+                                              fixed=self._fixed, q_fixed=q_fixed)
         self._end_step(s)
         s.time = t_next
 

@@ -1,5 +1,7 @@
 """Built-in scenes, among them the figures of Umetani et al. 2014, the discrete-elastic-rods
-scenes (``der_*``, :mod:`.der`) and the chain-shape-matching strings (``csm_*``, :mod:`.csm`).
+scenes (``der_*``, :mod:`.der`), the chain-shape-matching strings (``csm_*``, :mod:`.csm`) and
+the rod/shell/solid objects (``mixed_*``, :mod:`.mixed_strips`, :mod:`.mixed_objects`,
+:mod:`.mixed_connections`).
 
 ``get_scene(name, **params)`` builds a :class:`~strandlab.sim.runner.Scene`; ``SCENES`` maps each
 name to its entry (``description``, ``build``).
@@ -26,6 +28,9 @@ from .der import (
     der_plectoneme,
     der_rope_on_sphere,
 )
+from .mixed_connections import mixed_didactic, mixed_fig10
+from .mixed_objects import mixed_sandwich, mixed_tunnel, mixed_umbrella
+from .mixed_strips import mixed_strips
 from .strands import hair, robustness, shape_error
 from .twisting import plectoneme, twisting_ring
 
@@ -72,6 +77,21 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in (
                "buckles out of plane (Michell)", der_michell_ring),
     SceneEntry("der_many_strands", "discrete elastic rods: 100 hair strands of 100 vertices "
                "stepped together", der_many_strands),
+    SceneEntry("mixed_strips", "rods, shells and solids: a cantilevered strip half solid, half "
+               "shell, bending under its weight (Fig. 18; kind=solid|shell|solid_shell|"
+               "shell_solid)", mixed_strips),
+    SceneEntry("mixed_sandwich", "rods, shells and solids: a foam bar with stiff inner sheets "
+               "(sandwich composite, Fig. 16; sheets=false for the foam alone)", mixed_sandwich),
+    SceneEntry("mixed_tunnel", "rods, shells and solids: a cloth tunnel with spiral rods on the "
+               "floor (Fig. 14; rods=false for cloth alone)", mixed_tunnel),
+    SceneEntry("mixed_umbrella", "rods, shells and solids: an umbrella held by its handle, ribs "
+               "and stretchers meeting in triple junctions (Fig. 15)", mixed_umbrella),
+    SceneEntry("mixed_fig10", "rods, shells and solids: a rod turned 1.5 turns inside a held "
+               "shell triangle, then released (Fig. 10; update=incremental2|incremental1|"
+               "direct)", mixed_fig10),
+    SceneEntry("mixed_connection", "rods, shells and solids: a didactic point or curve "
+               "connection between two sides (connection=point|curve, a, b=rod|shell|solid, "
+               "energy=true|false)", mixed_didactic),
     SceneEntry("csm_twist_loop", "chain shape matching: a string clamped at both ends, "
                "twisted at one end until it forms a loop (Fig. 6a)", csm_twist_loop),
     SceneEntry("csm_telephone_cord", "chain shape matching: a twisted hanging string coils "

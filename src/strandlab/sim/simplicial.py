@@ -174,11 +174,18 @@ class Connection:
 @dataclass(frozen=True)
 class MeshHold:
     """Vertices held by a kinematic frame (``frame`` None: held at their initial positions).
-    With ``rod_twist`` the rod edges between two held vertices turn with the frame too."""
+    With ``rod_twist`` the rod edges between two held vertices turn with the frame too.
+    ``until`` [s]: released (free) from that time on (None: held for ever)."""
 
     vertices: tuple
     frame: int | None = None
     rod_twist: bool = True
+    until: float | None = None
+
+    def __post_init__(self):
+        if self.until is not None and not (math.isfinite(self.until) and self.until > 0):
+            raise ValueError(f"hold of vertices {list(self.vertices)[:4]}: until must be a "
+                             f"positive time [s], got {show(self.until)}")
 
 
 def mesh_edges(triangles: np.ndarray, tets: np.ndarray) -> np.ndarray:
@@ -515,10 +522,12 @@ class SimplicialBuilder:
         """Join two parts (options of :class:`Connection`)."""
         self._conn.append(Connection(kind=kind, parts=(int(part_a), int(part_b)), **options))
 
-    def hold(self, vertices, *, frame: int | None = None, rod_twist: bool = True) -> None:
-        """Hold ``vertices`` in place, or move them with kinematic ``frame``."""
+    def hold(self, vertices, *, frame: int | None = None, rod_twist: bool = True,
+             until: float | None = None) -> None:
+        """Hold ``vertices`` in place, or move them with kinematic ``frame``, until time
+        ``until`` [s] (None: for ever)."""
         self._holds.append(MeshHold(tuple(int(v) for v in np.ravel(vertices)), frame,
-                                    bool(rod_twist)))
+                                    bool(rod_twist), until))
 
     def build(self) -> SimplicialSpec:
         def cat(kind, cols):
