@@ -394,8 +394,8 @@ def serve(viewer: Viewer, *, out=None) -> int:
     """Print the viewer's URL to ``out`` (default stdout) and wait until Ctrl-C (or
     :meth:`Viewer.close`); then close it and return 0."""
     out = sys.stdout if out is None else out
-    print(f"viewer: {viewer.url}  (Ctrl-C to stop)", file=out, flush=True)
-    try:
+    try:        # from before the address is printed: Ctrl-C right after it is caught too
+        print(f"viewer: {viewer.url}  (Ctrl-C to stop)", file=out, flush=True)
         while not viewer._closed.wait(0.25):
             pass
     except KeyboardInterrupt:
