@@ -182,15 +182,17 @@ def test_broad_phase_finds_exactly_the_brute_force_pairs():
     rng = np.random.default_rng(11)
     total = 0
     for trial in range(4):
-        patches = [_patch(4, 0.1, origin=rng.uniform(0, 0.15, 3), rotation=_rotation(rng),
-                          noise=0.2, rng=rng) for _ in range(2)]
+        # edges of 10 cm, then of 2 cm: shorter than the reach
+        n, spacing = (4, 0.1) if trial < 2 else (6, 0.02)
+        patches = [_patch(n, spacing, origin=rng.uniform(0, 1.5 * spacing, 3),
+                          rotation=_rotation(rng), noise=0.2, rng=rng) for _ in range(2)]
         P, T = _join(*patches)
         # a shuffled vertex numbering with gaps between the DOFs of vertices
         dofs = 3 + 4 * rng.permutation(len(P))
         q = np.zeros(dofs.max() + 4)
         for a in range(3):
             q[dofs + a] = P[:, a]
-        dhat, delta = 0.01, rng.uniform(0.005, 0.03)
+        dhat, delta = 0.01, rng.uniform(0.005, 0.03) if trial < 2 else rng.uniform(0.02, 0.04)
         term = MeshContactTerm(triangles=T, vertex_dofs=dofs, stiffness=1.0, dhat=dhat,
                                capacity=1 if trial == 0 else None)
         assert term.update(q, max_displacement=delta)
@@ -211,8 +213,9 @@ def test_update_reports_changes_of_the_pair_set():
     q2[2::3][9:] += 0.5   # lift the upper patch away: no pairs
     assert term.update(q2) and term.version == v0 + 1 and term.n_stencils == 0
     n = 3
-    with pytest.raises(ValueError, match="rebuild the assembly"):
-        term.evaluate(q2, np.zeros(n), np.zeros((n, 12)), np.zeros((n, 12, 12)))
+    for hess in (np.zeros((n, 12, 12)), None):
+        with pytest.raises(ValueError, match="rebuild the assembly"):
+            term.evaluate(q2, np.zeros(n), np.zeros((n, 12)), hess)
 
 
 def test_bad_input_is_named():

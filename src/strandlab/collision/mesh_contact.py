@@ -18,8 +18,15 @@ can make the 12 x 12 block indefinite (point-point and point-edge contacts curve
 ``project=True`` (the default) keeps the Gauss-Newton part ``k grad d grad d^T =
 k / (4 d^2) grad f grad f^T`` only, positive semi-definite whatever the configuration; the
 gradient is exact either way.  At ``d <= 1e-12 dhat`` the direction is undefined: the stencil
-keeps its energy ``k dhat^2 / 2`` and gives no force (a surface crossed exactly is not pushed
-either way).
+keeps its energy and gives no force (a surface crossed exactly is not pushed either way).
+
+Parallel edges.  The edge-edge distance has a kink where the edges are parallel (the closest
+points jump along them), so, as in IPC (Li et al. 2020), an edge-edge penalty ``P`` is
+multiplied by the mollifier ``m(s) = (2 - s / kappa) s / kappa`` of ``s = sin^2`` of the edges'
+angle below ``kappa =`` :data:`PARALLEL_MOLLIFIER` (1e-3, 1.8 degrees; ``m = 1`` above, C1,
+zero for parallel edges), product rule included (``project`` keeps ``m`` times the
+Gauss-Newton part).  Parallel edges in contact are held by the point-triangle pairs of their
+vertices.
 
 Candidates.  :meth:`MeshContactTerm.update` rebuilds the pair list at the start of a step: every
 point-triangle pair and edge-edge pair closer than ``reach = dhat + 2 delta``, ``delta`` [m] a
@@ -36,8 +43,9 @@ Broad phase: the hashed uniform grid of :mod:`.grid` over the surface vertices, 
 is within ``l_max + reach`` of one of its vertices, and two edges within ``reach`` have
 endpoints within ``l_max + reach`` of each other, so searching each vertex's 27 voxels for
 vertices closer than the voxel finds every pair; each pair is reported once, by the first of its
-vertex pairs (in a fixed order) that are that close, and kept when its exact distance is below
-``reach``.  The search allocates nothing; its buffers grow outside the step when they overflow.
+vertex pairs (in a fixed order) that are that close, and kept when the bounding boxes of its two
+primitives are closer than ``reach`` on every axis and its exact distance is below ``reach``.
+The search allocates nothing; its buffers grow outside the step when they overflow.
 
 Integration.  The stencils change at each :meth:`~MeshContactTerm.update` that finds a new
 pair set (``update`` returns True, ``version`` counts the changes, ``dofs`` is then a new array):
@@ -480,6 +488,7 @@ class MeshContactTerm(StencilTerm):
         self._pairs = np.zeros((cap, 4), dtype=np.int64)
         self._kind = np.zeros(cap, dtype=np.int64)
         self._w = np.zeros((cap, 12))
+        self._no_hess = np.zeros((0, 12, 12))
         self.dofs = np.zeros((0, 12), dtype=np.int64)
         self.pair_vertices = np.zeros((0, 4), dtype=np.int64)
         self.pair_kind = np.zeros(0, dtype=np.int64)
@@ -529,7 +538,7 @@ class MeshContactTerm(StencilTerm):
             raise ValueError(f"term {self.name!r}: buffers for {energy_out.shape[0]} stencils, "
                              f"the term has {n}: its pairs changed at update(), rebuild the "
                              f"assembly")
-        h = hess_out if want else np.zeros((0, 12, 12))
+        h = hess_out if want else self._no_hess
         kern = (mesh_contact_terms if use_parallel(2, n * MESH_CONTACT_WORK)
                 else mesh_contact_terms_serial)
         self.n_active = int(kern(q, (self.dofs, self.pair_kind, self.pair_stiffness), self.dhat,
