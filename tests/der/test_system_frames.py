@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from der_reference import signed_angle, transport_perp, unit
 from scipy.spatial.transform import Rotation
 
 import strandlab as sl
+from der_reference import signed_angle, transport_perp, unit
 from strandlab.der import compile_scene
 from strandlab.der.system import DERSystem
 

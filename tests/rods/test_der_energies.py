@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
+
 from der_reference import (
     Base,
     bend_energy,
@@ -33,8 +35,6 @@ from der_reference import (
     twist_energy,
     unit,
 )
-from scipy.spatial.transform import Rotation
-
 from strandlab.rods import kernels as K
 
 K1, K2, KT, LT = 1.3, 0.7, 0.9, 0.8  # stiffnesses [N m^2] and Voronoi length [m] (unequal k1, k2)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from der_reference import Base, signed_angle, stencil_parts, strand_layout, transport_perp, unit
 from scipy.spatial.transform import Rotation
 
+from der_reference import Base, signed_angle, stencil_parts, strand_layout, transport_perp, unit
 from strandlab.rods import kernels as K
 
 

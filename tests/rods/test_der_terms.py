@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from der_reference import strand_layout
 
+from der_reference import strand_layout
 from strandlab.rods import kernels as K
 from strandlab.rods.terms import BendTerm, BendTwistTerm, StretchTerm, TwistTerm
 
