@@ -17,6 +17,16 @@ def _drawn(img, tol=12):
     return np.any(np.abs(img.astype(int) - np.array(BACKGROUND)) > tol, axis=2)
 
 
+def _sample_points(traj, n_strands=6):
+    """Points [k, 3] to find drawn: the middle and end vertices of up to ``n_strands`` strands
+    spread over the scene, or, in a scene without strands (a rod/shell/solid mesh), a few of
+    its mesh vertices."""
+    if traj.n_strands == 0:
+        pts = traj.extra_points[0]
+        return pts[np.unique(np.linspace(0, len(pts) - 1, 6).astype(int))]
+    return traj.positions[0][_sample_vertices(traj, n_strands)]
+
+
 def _sample_vertices(traj, n_strands=6):
     """Middle and end vertex indices of up to ``n_strands`` strands spread over the scene."""
     off = traj.strand_offsets
@@ -34,7 +44,7 @@ def test_first_frame_of_every_scene_shows_its_strands(name):
         img = r.image(0)
         drawn = _drawn(img)
         assert img.shape == (SIZE[1], SIZE[0], 3)
-        px = np.rint(r.view.project(traj.positions[0][_sample_vertices(traj)], SIZE)).astype(int)
+        px = np.rint(r.view.project(_sample_points(traj), SIZE)).astype(int)
     assert np.all((px >= 1) & (px < np.array(SIZE) - 1)), f"{name}: strands outside the image"
     for c, row in px:
         assert drawn[row - 1:row + 2, c - 1:c + 2].any(), f"{name}: nothing drawn at ({c}, {row})"

@@ -38,8 +38,25 @@ def _free_strand():
     return b.build()
 
 
+def _rod_and_cloth():
+    """A labelled mesh: a rod clamped by a turning frame, point-connected to a cloth
+    triangle, over a floor (the models of rods, shells and solids)."""
+    from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder
+    x = np.array([[0, 0, 0.05], [0.05, 0, 0.05], [0.1, 0, 0.05], [0.15, 0.03, 0.05],
+                  [0.15, -0.03, 0.05]])
+    mb = SimplicialBuilder(x, name="flag")
+    rod = mb.add_rods([[0, 1], [1, 2]], material=MAT)
+    cloth = mb.add_shells([[2, 4, 3]], material=ShellMaterial(1e6, 0.3, 1e-3, 300.0))
+    mb.connect(rod, cloth, kind="point", twist_stiffness=1e-3, bend_stiffness=1e-3)
+    b = sl.SceneBuilder(gravity=(0, 0, -9.81))
+    mb.hold([0, 1], frame=b.add_frame((0, 0, 0.05), angular_velocity=(2.0, 0, 0)))
+    b.add_simplicial_mesh(mb.build())
+    b.add_plane((0, 0, 0), (0, 0, 1), friction=0.3)
+    return b.build()
+
+
 #: Tiny scenes, richest first: each solver runs the first it can express.
-CANDIDATES = (_turning_clamp_with_floor, _fixed_clamp, _free_strand)
+CANDIDATES = (_turning_clamp_with_floor, _fixed_clamp, _free_strand, _rod_and_cloth)
 
 
 def _simulation(name):
@@ -62,7 +79,8 @@ def test_resumed_run_matches_the_uninterrupted_run_bit_for_bit(tmp_path, name):
     full = simulate(sim, checkpoint_every=2, checkpoint_dir=tmp_path / "full")
     assert sorted(p.name for p in (tmp_path / "full").iterdir()) == [
         "frame_000002.npz", "frame_000004.npz", "frame_000006.npz"]
-    assert not np.array_equal(full.positions[2], full.positions[6])    # it moves
+    assert not (np.array_equal(full.positions[2], full.positions[6])    # it moves
+                and np.array_equal(full.extra_points[2], full.extra_points[6]))
     res = simulate(sim, resume=tmp_path / "full" / "frame_000002.npz",
                    checkpoint_every=2, checkpoint_dir=tmp_path / "res")
     assert res.metadata["resumed_from"]["frame"] == 2
