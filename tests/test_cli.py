@@ -198,7 +198,7 @@ def test_schema_prints_the_json_schema_of_scene_files(tmp_path, capsys):
     assert schema["title"] == "strandlab scene file" and schema["additionalProperties"] is False
     assert set(schema["properties"]) == {"scene", "solver", "materials", "strands", "frames",
                                          "meshes", "triangle_attachments", "bodies", "loads",
-                                         "colliders"}
+                                         "colliders", "simplicial"}
     line = schema["$defs"]["LineShape"]
     assert line["properties"]["segments"]["minimum"] == 1
     assert set(line["required"]) == {"start", "end", "segments"}

@@ -254,7 +254,7 @@ def test_solver_type():
     data["solver"]["type"] = "pbd"
     assert scene_from_dict(data).settings.iterations == 4
     data["solver"]["type"] = "fem"
-    assert _error(data) == "scene.toml: solver.type: unknown solver 'fem'; known: csm, der, pbd"
+    assert _error(data) == "scene.toml: solver.type: unknown solver 'fem'; known: csm, der, mixed, pbd"
     data["solver"]["type"] = 3
     assert _error(data) == "scene.toml: solver.type: must be a string (got 3)"
 

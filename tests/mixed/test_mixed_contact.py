@@ -2,6 +2,7 @@
 a solid never interpenetrate (penalty in the solve, strandlab.collision.mesh_contact), and the
 floor holds them."""
 import numpy as np
+import pytest
 
 import strandlab as sl
 from strandlab.mixed import MixedSettings, MixedSolver
@@ -28,6 +29,7 @@ def _inside(p, x, tets):
     return np.any(np.all(w > 1e-9, axis=2), axis=1)
 
 
+@pytest.mark.slow
 def test_two_solids_dropped_on_each_other_never_interpenetrate():
     lower = _cube((0.0, 0.0, 0.0), 0.04, name="lower")
     upper = _cube((0.008, 0.005, 0.05), 0.03, name="upper")
@@ -52,6 +54,7 @@ def test_two_solids_dropped_on_each_other_never_interpenetrate():
     assert x[:, 2].min() > -0.002
 
 
+@pytest.mark.slow
 def test_cloth_dropped_on_a_solid_stays_outside():
     cube = _cube((0.0, 0.0, 0.0), 0.04, name="block")
     n = 8

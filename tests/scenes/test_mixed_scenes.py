@@ -109,9 +109,14 @@ def test_fig10_incremental_angles_remember_full_turns(update, stored, turned):
     assert s.joint_angle[0] / math.pi == pytest.approx(0.5, abs=0.05)
 
 
-CONNECTIONS = [("point", a, b) for a in ("rod", "shell", "solid") for b in ("shell", "solid")] \
-    + [("point", "shell", "rod"), ("point", "solid", "rod")] \
-    + [("curve", a, b) for a in ("rod", "shell", "solid") for b in ("shell", "solid")]
+#: Every connection type; the default run takes one point and one curve connection per kind of
+#: free side (``-m slow`` the rest).
+_QUICK = {("point", "rod", "shell"), ("point", "shell", "rod"), ("point", "shell", "solid"),
+          ("curve", "rod", "shell"), ("curve", "shell", "solid")}
+CONNECTIONS = [pytest.param(*c, marks=() if c in _QUICK else pytest.mark.slow) for c in
+               [("point", a, b) for a in ("rod", "shell", "solid") for b in ("shell", "solid")]
+               + [("point", "shell", "rod"), ("point", "solid", "rod")]
+               + [("curve", a, b) for a in ("rod", "shell", "solid") for b in ("shell", "solid")]]
 
 
 @pytest.mark.parametrize("connection, a, b", CONNECTIONS)

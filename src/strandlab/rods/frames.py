@@ -18,6 +18,7 @@ from .kernels import (
     reference_twists_serial,
     transport_frames,
     transport_frames_serial,
+    unit_tangents,
 )
 
 __all__ = ["RodFrames"]
@@ -68,10 +69,7 @@ class RodFrames:
         self._tangents(q)
 
     def _tangents(self, q: np.ndarray) -> None:
-        if len(self.edge_dofs):
-            d = self.edge_dofs
-            e = q[d[:, 3:]] - q[d[:, :3]]
-            self.t_prev[...] = e / np.linalg.norm(e, axis=1)[:, None]
+        unit_tangents(q, self.edge_dofs, self.t_prev)
 
     def prepare(self, q: np.ndarray) -> None:
         """Reference frames and twists at iterate ``q`` (transported from the step's start)."""

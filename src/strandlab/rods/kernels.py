@@ -335,6 +335,15 @@ def curvatures_twists(q, dofs, edges, a1, a2, m_ref, kappa_out, tau_out):
         tau_out[s] = q[dofs[s, 7]] - q[dofs[s, 3]] + m_ref[s]
 
 
+@njit(cache=True, error_model="numpy")
+def unit_tangents(q, edge_dofs, out):
+    """Unit tangent of every edge (``edge_dofs`` int [E, 6]) into ``out`` [E, 3]."""
+    for e in range(edge_dofs.shape[0]):
+        t, _ = _tangent(q, edge_dofs, e)
+        for k in range(3):
+            out[e, k] = t[k]
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def edge_lengths(q, edge_dofs, out):
     """Length [m] of every edge (``edge_dofs`` int [E, 6]) into ``out`` [E]."""
