@@ -17,7 +17,7 @@ from ..implicit.assembly import use_parallel
 from ..rods.kinematics import check_state, drive_edge_angles
 from ..sim.scene import Scene
 from ..sim.solver import Output
-from ..sim.validate import SimulationDiverged, check_state_arrays
+from ..sim.validate import SimulationDiverged, check_number, check_state_arrays
 from .compile import compile_scene
 from .contact import collide_vertices, collide_vertices_serial
 from .model import DERModel, DERState
@@ -34,18 +34,6 @@ PUSH_SCALE = 0.5
 #: Serial cost of one vertex's contact test per collider, in the work units of
 #: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (below that, the serial kernel runs).
 CONTACT_WORK = 10
-
-
-def _number(name, v, *, positive=False, allow_none=False, integer=False):
-    if v is None and allow_none:
-        return
-    ok = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
-    if integer:
-        ok = ok and isinstance(v, (int, np.integer)) and v >= 1
-    if not ok or not math.isfinite(v) or (positive and v <= 0) or v < 0:
-        what = "an integer >= 1" if integer else ("a positive number" if positive else
-                                                   "a number >= 0")
-        raise ValueError(f"{name} must be {what}{' or None' if allow_none else ''}, got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -92,11 +80,11 @@ class DERSettings:
 
     def __post_init__(self):
         for name in ("newton_iterations", "max_iterations", "substeps"):
-            _number(name, getattr(self, name), integer=True)
+            check_number(name, getattr(self, name), integer=True)
         for name in ("tolerance", "max_strain", "max_speed"):
-            _number(name, getattr(self, name), positive=True, allow_none=True)
+            check_number(name, getattr(self, name), positive=True, allow_none=True)
         for name in ("damping", "viscous_damping", "contact_stiffness"):
-            _number(name, getattr(self, name))
+            check_number(name, getattr(self, name))
         if self.linear_solver not in _LINEAR:
             raise ValueError(f"unknown linear_solver {self.linear_solver!r}; choose one of "
                              f"{list(_LINEAR)}")

@@ -14,25 +14,13 @@ from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, Newto
 from ..rods.kinematics import check_state, drive_edge_angles
 from ..sim.scene import Scene
 from ..sim.solver import Output
-from ..sim.validate import SimulationDiverged, check_state_arrays
+from ..sim.validate import SimulationDiverged, check_number, check_state_arrays
 from .compile import compile_scene
 from .model import MixedState
 from .system import MixedSystem, default_contact_thickness, vertex_contact_stiffness
 from .terms import build_terms
 
 __all__ = ["MixedSettings", "MixedSolver"]
-
-
-def _check(name, v, *, positive=False, allow_none=False, integer=False):
-    if v is None and allow_none:
-        return
-    ok = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
-    if integer:
-        ok = ok and isinstance(v, (int, np.integer)) and v >= 1
-    if not ok or not math.isfinite(v) or (positive and v <= 0) or v < 0:
-        what = "an integer >= 1" if integer else ("a positive number" if positive else
-                                                   "a number >= 0")
-        raise ValueError(f"{name} must be {what}{' or None' if allow_none else ''}, got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -79,13 +67,13 @@ class MixedSettings:
 
     def __post_init__(self):
         for n in ("newton_iterations", "max_iterations", "substeps"):
-            _check(n, getattr(self, n), integer=True)
+            check_number(n, getattr(self, n), integer=True)
         if not isinstance(self.self_contact, (bool, np.bool_)):
             raise ValueError(f"self_contact must be true or false, got {self.self_contact!r}")
         for n in ("tolerance", "max_strain", "max_speed", "contact_thickness"):
-            _check(n, getattr(self, n), positive=True, allow_none=True)
+            check_number(n, getattr(self, n), positive=True, allow_none=True)
         for n in ("damping", "viscous_damping", "contact_stiffness"):
-            _check(n, getattr(self, n))
+            check_number(n, getattr(self, n))
         if self.hessian not in ("projected", "exact"):
             raise ValueError(f"unknown hessian {self.hessian!r}; choose 'projected' or 'exact'")
         if not isinstance(self.check_finite, (bool, np.bool_)):
@@ -230,7 +218,7 @@ class MixedSolver:
                                      where="the simplicial meshes") from exc
         state_out.step = state_in.step + 1
         if st.check_finite:
-            self._check(state_out)
+            self.check_number(state_out)
 
     def _substep(self, s: MixedState, h: float) -> None:
         m = self.model
@@ -290,7 +278,7 @@ class MixedSolver:
             drive_edge_angles(q, f.q_prev, self._de_dof0, self._de_dof1,
                               f.a1_prev[m.drive_edge], self._de_want, m.edge_dof[m.drive_edge])
 
-    def _check(self, s: MixedState) -> None:
+    def check_number(self, s: MixedState) -> None:
         st, m = self.settings, self.model
         max_strain = -1.0 if st.max_strain is None else float(st.max_strain)
         max_speed = -1.0 if st.max_speed is None else float(st.max_speed)

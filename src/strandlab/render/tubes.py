@@ -109,14 +109,20 @@ def _axes_segments(extra: np.ndarray, starts: np.ndarray, min_length: float):
 
 
 # ---------------------------------------------------------------------------------- colliders
-def _plane(pv, c: dict, k: int, bounds: np.ndarray):
+def plane_patch(c: dict, k: int, bounds: np.ndarray):
+    """Unit normal and centre of the patch drawn for plane collider ``k`` (the scene's middle
+    projected onto it), and the scene's size [m]."""
     p, n = _vector(c, k, "point"), _vector(c, k, "normal")
     if np.linalg.norm(n) == 0:
         raise ValueError(f"collider {k} (plane): the normal is zero")
     n = n / np.linalg.norm(n)
     mid = 0.5 * (bounds[0] + bounds[1])
-    center = mid - np.dot(mid - p, n) * n
-    side = 1.6 * float(np.max(bounds[1] - bounds[0]))
+    return n, mid - np.dot(mid - p, n) * n, float(np.max(bounds[1] - bounds[0]))
+
+
+def _plane(pv, c: dict, k: int, bounds: np.ndarray):
+    n, center, size = plane_patch(c, k, bounds)
+    side = 1.6 * size
     return pv.Plane(center=center, direction=n, i_size=side, j_size=side, i_resolution=12,
                     j_resolution=12)
 

@@ -21,7 +21,7 @@ from ..io.trajectory import edge_vertices
 from .camera import Camera
 from .images import _positive, _vector
 from .scalars import strand_colors
-from .tubes import _AXES, _FLOOR, _MESH, _SOLID, _axes_segments, extra_groups
+from .tubes import _AXES, _FLOOR, _MESH, _SOLID, _axes_segments, extra_groups, plane_patch
 
 __all__ = ["SceneLayout", "SceneView", "handle_mesh", "nearest_vertex", "segments",
            "add_colliders",
@@ -122,13 +122,8 @@ def _wxyz_z_to(axis: np.ndarray) -> np.ndarray:
 
 
 def _floor(server, c: dict, k: int, bounds: np.ndarray) -> None:
-    p, n = _vector(c, k, "point"), _vector(c, k, "normal")
-    if np.linalg.norm(n) == 0:
-        raise ValueError(f"collider {k} (plane): the normal is zero")
-    n = n / np.linalg.norm(n)
-    mid = 0.5 * (bounds[0] + bounds[1])
-    center = mid - np.dot(mid - p, n) * n
-    half = 0.8 * float(np.max(bounds[1] - bounds[0]))
+    n, center, size = plane_patch(c, k, bounds)
+    half = 0.8 * size
     u, w = _basis(n)
     corners = center + half * np.array([-u - w, u - w, u + w, -u + w])
     server.scene.add_mesh_simple(f"/colliders/{k}_plane", corners.astype(np.float32),
