@@ -71,8 +71,10 @@ class _AbcCurves:
         pos, counts, widths = _v3(m, points[self.index]), _ints(m, self.counts), \
             _floats(m, self.widths)
         width = m.G.OFloatGeomParamSample(widths, m.G.GeometryScope.kVertexScope)
+        # the basis must be given: the bindings default it to Bezier, which Blender honours
+        # for linear curves too (it then keeps every third point)
         self.schema.set(m.G.OCurvesSchemaSample(pos, counts, m.G.CurveType.kLinear, self.wrap,
-                                                width))
+                                                width, iBasis=m.G.BasisType.kNoBasis))
 
 
 class _AbcWriter:
