@@ -31,7 +31,7 @@ indefinite from one Newton iteration to the next, and each try is a whole factor
 Factor and solve allocate (SciPy).
 
 Methods (``method=``).  ``"direct"``: a new factorisation at every :meth:`SparseSolver.factor`
-(each Newton iteration).  ``"reuse"`` (default): the last factorisation is kept while the free
+(each Newton iteration; the default).  ``"reuse"``: the last factorisation is kept while the free
 DOFs stay the same, and :meth:`~SparseSolver.solve` runs the conjugate gradient method on the
 current matrix preconditioned by it (the matrix of a few Newton iterations or steps ago: close
 to the current one, so that a few iterations reach ``pcg_rtol``); a solve that takes more than
@@ -204,7 +204,7 @@ class SparseSolver(LinearSolver):
     preconditioner of conjugate gradients (module docstring).
 
     Extra options: ``use_cholmod`` (None: when importable; False: never; True: required);
-    ``method`` (:data:`METHODS`, default ``"reuse"``); ``pcg_rtol`` (relative residual of the
+    ``method`` (:data:`METHODS`, default ``"direct"``); ``pcg_rtol`` (relative residual of the
     iterative solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default 20 for
     ``"reuse"``, 5000 for ``"jacobi"``).
     """
@@ -212,7 +212,7 @@ class SparseSolver(LinearSolver):
     kind = "sparse"
 
     def __init__(self, assembly: Assembly, *, use_cholmod: bool | None = None,
-                 method: str = "reuse", pcg_rtol: float = 1e-4,
+                 method: str = "direct", pcg_rtol: float = 1e-4,
                  pcg_max_iterations: int | None = None, **options):
         super().__init__(assembly, **options)
         a = assembly
