@@ -50,6 +50,7 @@ def test_steps_near_rest_converge_without_chasing_round_off(method):
     assert np.abs(s.q - q_eq).max() < 1e-7
 
 
+@pytest.mark.slow
 def test_linear_solvers_agree():
     """The three methods give one trajectory, to the Newton tolerance."""
     out = {}
