@@ -3,59 +3,138 @@ al. 2019 (single-threaded, 2.8 GHz, 2019).
 
 Table 1 (vertices, frames, total seconds): nylon frisbee 289, 700, 24.83; toy ball 229, 1300,
 218.3; umbrella 3168, 600, 4364.8; sandwich composite 395, 5000, 1311.2.  A frame is taken as
-1/30 s of simulated time (the paper gives no frame rate).  Our objects of similar size: the
-sandwich composite (``mixed_sandwich``, 260 vertices at the default resolution, 395 at
-``--fine``), the umbrella (127 vertices; the paper's has 3168), the tunnel (144) and the
-Fig. 18 strip.  Each is stepped after one warm-up step (compiling), and the figures printed:
-vertices, steps per frame, Newton iterations per step, milliseconds per frame, and the ratio to
-the paper's milliseconds per frame for the object of that kind (sandwich to sandwich; the others
-to the frisbee, the paper's fastest per vertex).  Target: 10 times faster per frame.
+1/30 s of simulated time (the paper gives no frame rate); each scene keeps its own time step
+(``Simulation.dt``), so a frame is ``round(1/30 / dt)`` steps.  The objects (:data:`CASES`, one
+row each; add a row for a new scene): the umbrella at the paper's size (``rings=32``: 3173
+vertices, 6144 shell triangles, 202 rod edges), the sandwich composite at 400 vertices (the
+paper's 395), the tunnel (144) and the Fig. 18 strip (352), the last two against the paper's
+frisbee (its cheapest object per vertex).  Each case is stepped once (compiling, first
+factorisation), then timed over ``frames`` frames; printed: vertices, steps per frame, Newton
+iterations and factorisations per step, milliseconds per frame (wall clock, and the process's
+CPU time: with one thread on a machine shared with other jobs, the undisturbed time), the
+paper's, and the speed-up (of the wall clock).
+Target (issue 9): 10 times faster per frame than the paper.
 
-    NUMBA_NUM_THREADS=1 python benchmarks/bench_mixed.py [--frames 20] [--fine]
+Every case runs in its own process, for each thread count (``NUMBA_NUM_THREADS``) and each
+source tree: ``--baseline PATH`` times the same cases with the ``strandlab`` package found in
+``PATH`` (e.g. ``/path/to/main/src``) side by side, in the same run.
+
+    python benchmarks/bench_mixed.py [--frames 2] [--threads 1,2] [--cases sandwich,umbrella]
+                                     [--baseline ../main/src]
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
+import os
+import subprocess
+import sys
 import time
-
-from strandlab.mixed import MixedSolver
-from strandlab.scenes.mixed_objects import mixed_sandwich, mixed_tunnel, mixed_umbrella
-from strandlab.scenes.mixed_strips import mixed_strips
+from dataclasses import dataclass, field
+from pathlib import Path
 
 PAPER_MS_PER_FRAME = {"frisbee": 24.8301 / 700 * 1e3, "toy ball": 218.301 / 1300 * 1e3,
                       "umbrella": 4364.83 / 600 * 1e3, "sandwich": 1311.2 / 5000 * 1e3}
+FRAME = 1.0 / 30.0
 
 
-def _time(sim, frames: int):
+@dataclass(frozen=True)
+class Case:
+    """One object: ``factory`` (``module:function`` returning a ``Simulation``), its keyword
+    arguments, the Table 1 object it is compared with, and how many frames to time (None:
+    ``--frames``)."""
+
+    name: str
+    factory: str
+    kwargs: dict = field(default_factory=dict)
+    paper: str = "frisbee"
+    frames: int | None = None
+
+
+CASES = (
+    Case("sandwich", "strandlab.scenes.mixed_objects:mixed_sandwich",
+         dict(nx=19, ny=3, nz=4), "sandwich"),
+    Case("umbrella", "strandlab.scenes.mixed_objects:mixed_umbrella", dict(rings=32),
+         "umbrella", frames=1),
+    Case("tunnel", "strandlab.scenes.mixed_objects:mixed_tunnel", {}, "frisbee"),
+    Case("strip (Fig. 18)", "strandlab.scenes.mixed_strips:mixed_strips", {}, "frisbee"),
+)
+
+
+def time_case(case: Case, frames: int) -> dict:
+    """Step ``case`` once, then time ``frames`` frames; the figures as a dict."""
+    from strandlab.mixed import MixedSolver
+
+    module, name = case.factory.split(":")
+    sim = getattr(importlib.import_module(module), name)(**case.kwargs)
     sol = MixedSolver(sim.scene, sim.settings)
     s = sol.state()
-    steps = max(1, round((1.0 / 30.0) / sim.dt))
-    sol.step(s, s, sim.dt)                                  # compile
-    iters = 0
+    steps = max(1, round(FRAME / sim.dt))
+    sol.step(s, s, sim.dt)                                  # compile, first factorisation
+    iters = facts = 0
+    c0 = time.process_time()
     t0 = time.perf_counter()
     for _ in range(frames * steps):
         sol.step(s, s, sim.dt)
         iters += sol.last_info.iterations
-    dt = time.perf_counter() - t0
-    return sol.model.n_vertices, steps, iters / (frames * steps), 1e3 * dt / frames
+        facts += getattr(sol.last_info, "factorizations", -1)
+    elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    n = frames * steps
+    return dict(vertices=int(sol.model.n_vertices), steps=steps, newton=iters / n,
+                factorizations=facts / n, ms=1e3 * elapsed / frames, cpu=1e3 * cpu / frames)
+
+
+def _worker(args) -> None:
+    case = next(c for c in CASES if c.name == args.worker)
+    print(json.dumps(time_case(case, args.frames)))
+
+
+def _run(case: Case, frames: int, threads: int, src: str | None) -> dict:
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", case.name,
+           "--frames", str(frames)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"case {case.name!r} ({src or 'this tree'}, {threads} threads) "
+                           f"failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--frames", type=int, default=20)
-    ap.add_argument("--fine", action="store_true", help="the sandwich at 395 vertices")
+    ap.add_argument("--frames", type=int, default=2)
+    ap.add_argument("--threads", default="1", help="comma-separated thread counts")
+    ap.add_argument("--cases", default=None, help="comma-separated case names (default all)")
+    ap.add_argument("--baseline", default=None,
+                    help="a source tree (its src/ folder) to time side by side")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    sandwich = mixed_sandwich(nx=18, ny=4, nz=4) if a.fine else mixed_sandwich()
-    cases = [("sandwich", sandwich, "sandwich"), ("umbrella", mixed_umbrella(), "umbrella"),
-             ("tunnel", mixed_tunnel(), "frisbee"), ("strip (Fig. 18)", mixed_strips(),
-                                                      "frisbee")]
-    print(f"{'object':18s} {'vertices':>8s} {'steps/frame':>11s} {'Newton/step':>11s} "
-          f"{'ms/frame':>9s} {'paper ms/frame':>14s} {'speed-up':>8s}")
-    for name, sim, ref in cases:
-        nv, steps, iters, ms = _time(sim, a.frames)
-        paper = PAPER_MS_PER_FRAME[ref]
-        print(f"{name:18s} {nv:8d} {steps:11d} {iters:11.1f} {ms:9.1f} {paper:14.1f} "
-              f"{paper / ms:8.2f}")
+    if a.worker is not None:
+        _worker(a)
+        return
+    names = None if a.cases is None else a.cases.split(",")
+    cases = [c for c in CASES if names is None or c.name in names]
+    if names is not None and len(cases) != len(names):
+        known = ", ".join(c.name for c in CASES)
+        raise SystemExit(f"unknown case in {a.cases!r}; known: {known}")
+    trees = [("this", None)] + ([("baseline", a.baseline)] if a.baseline else [])
+    print(f"{'object':16s} {'tree':8s} {'thr':>3s} {'vertices':>8s} {'steps/fr':>8s} "
+          f"{'Newton/st':>9s} {'fact/st':>7s} {'ms/frame':>9s} {'CPU ms':>9s} {'paper ms':>9s} "
+          f"{'speed-up':>8s}")
+    for case in cases:
+        frames = case.frames or a.frames
+        for threads in (int(t) for t in a.threads.split(",")):
+            for tree, src in trees:
+                r = _run(case, frames, threads, src)
+                paper = PAPER_MS_PER_FRAME[case.paper]
+                fact = f"{r['factorizations']:7.2f}" if r["factorizations"] >= 0 else "      -"
+                print(f"{case.name:16s} {tree:8s} {threads:3d} {r['vertices']:8d} "
+                      f"{r['steps']:8d} {r['newton']:9.1f} {fact} {r['ms']:9.1f} {r['cpu']:9.1f} "
+                      f"{paper:9.1f} {paper / r['ms']:8.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -48,10 +48,12 @@ primitives are closer than ``reach`` on every axis and its exact distance is bel
 The search allocates nothing; its buffers grow outside the step when they overflow.
 
 Integration.  The stencils change at each :meth:`~MeshContactTerm.update` that finds a new
-pair set (``update`` returns True, ``version`` counts the changes, ``dofs`` is then a new array):
-the integrator's assembly and sparse pattern are made from the stencils, so the caller rebuilds
-them (a new :class:`~strandlab.implicit.ImplicitEuler`) when ``update`` returns True.
-:meth:`~MeshContactTerm.evaluate` refuses buffers of another stencil count.
+pair set (``update`` returns True, ``version`` counts the changes, ``dofs`` is then a new array).
+The term is ``dynamic`` (:class:`~strandlab.implicit.StencilTerm`): the integrator's assembly
+re-sizes its buffers at the next step (:meth:`~strandlab.implicit.Assembly.refresh`) and the
+sparse solver keeps its Hessians out of the fixed matrix pattern, adding only the pairs in
+contact to a factorisation.  :meth:`~MeshContactTerm.evaluate` refuses buffers of another
+stencil count.
 """
 from __future__ import annotations
 
@@ -446,6 +448,8 @@ class MeshContactTerm(StencilTerm):
     changes), ``n_active`` (pairs closer than ``dhat`` at the last evaluation).
     """
 
+    dynamic = True
+
     def __init__(self, *, triangles, vertex_dofs, stiffness, dhat: float, edges=None,
                  project: bool = True, capacity: int | None = None,
                  name: str = "mesh_contact"):
@@ -536,8 +540,8 @@ class MeshContactTerm(StencilTerm):
         if energy_out.shape != (n,) or grad_out.shape != (n, 12) or (
                 want and hess_out.shape != (n, 12, 12)):
             raise ValueError(f"term {self.name!r}: buffers for {energy_out.shape[0]} stencils, "
-                             f"the term has {n}: its pairs changed at update(), rebuild the "
-                             f"assembly")
+                             f"the term has {n}: its pairs changed at update(): refresh the "
+                             f"assembly (Assembly.refresh)")
         h = hess_out if want else self._no_hess
         kern = (mesh_contact_terms if use_parallel(2, n * MESH_CONTACT_WORK)
                 else mesh_contact_terms_serial)

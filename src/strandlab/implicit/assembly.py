@@ -178,39 +178,65 @@ class Assembly:
             if not isinstance(t, StencilTerm):
                 raise TypeError(f"term {t!r} is not a StencilTerm")
         self.parallel = parallel
-        nb = self.n_blocks
+        self._source = [None] * len(self.terms)
         self.dofs, self.energy, self.grad, self.hess = [], [], [], []
         self.order, self.block_ptr, self.cross, self.block_width = [], [], [], []
-        self.bandwidth = np.zeros(nb, dtype=np.int64)
-        for t in self.terms:
-            d = check_dofs(t.name, t.dofs, n_dofs)
-            n, k = d.shape
-            self.dofs.append(d)
-            self.energy.append(np.zeros(n))
-            self.grad.append(np.zeros((n, k)))
-            self.hess.append(np.zeros((n, k, k)))
-            if n:
-                lo, hi = d.min(axis=1), d.max(axis=1)
-                blo = np.searchsorted(self.block_start, lo, side="right") - 1
-                bhi = np.searchsorted(self.block_start, hi, side="right") - 1
-            else:
-                lo = hi = blo = bhi = np.zeros(0, dtype=np.int64)
-            inside = blo == bhi
-            idx = np.nonzero(inside)[0]
-            order = idx[np.argsort(blo[idx], kind="stable")].astype(np.int64)
-            counts = np.bincount(blo[idx], minlength=nb)
-            ptr = np.zeros(nb + 1, dtype=np.int64)
-            np.cumsum(counts, out=ptr[1:])
-            self.order.append(order)
-            self.block_ptr.append(ptr)
-            self.cross.append(np.nonzero(~inside)[0].astype(np.int64))
-            width = np.zeros(nb, dtype=np.int64)
-            if idx.size:
-                np.maximum.at(width, blo[idx], (hi - lo)[idx])
-            self.block_width.append(width)
-            np.maximum(self.bandwidth, width, out=self.bandwidth)
+        for t in range(len(self.terms)):
+            for lst in (self.dofs, self.energy, self.grad, self.hess, self.order,
+                        self.block_ptr, self.cross, self.block_width):
+                lst.append(None)
+            self._setup_term(t)
+        self._totals()
+
+    def _setup_term(self, t: int) -> None:
+        """Buffers and block grouping of term ``t`` from its current ``dofs``."""
+        term, nb = self.terms[t], self.n_blocks
+        d = check_dofs(term.name, term.dofs, self.n_dofs)
+        n, k = d.shape
+        self.dofs[t] = d
+        self.energy[t] = np.zeros(n)
+        self.grad[t] = np.zeros((n, k))
+        self.hess[t] = np.zeros((n, k, k))
+        if n:
+            lo, hi = d.min(axis=1), d.max(axis=1)
+            blo = np.searchsorted(self.block_start, lo, side="right") - 1
+            bhi = np.searchsorted(self.block_start, hi, side="right") - 1
+        else:
+            lo = hi = blo = bhi = np.zeros(0, dtype=np.int64)
+        inside = blo == bhi
+        idx = np.nonzero(inside)[0]
+        order = idx[np.argsort(blo[idx], kind="stable")].astype(np.int64)
+        counts = np.bincount(blo[idx], minlength=nb)
+        ptr = np.zeros(nb + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        self.order[t] = order
+        self.block_ptr[t] = ptr
+        self.cross[t] = np.nonzero(~inside)[0].astype(np.int64)
+        width = np.zeros(nb, dtype=np.int64)
+        if idx.size:
+            np.maximum.at(width, blo[idx], (hi - lo)[idx])
+        self.block_width[t] = width
+        self._source[t] = term.dofs
+
+    def _totals(self) -> None:
+        self.bandwidth = np.zeros(self.n_blocks, dtype=np.int64)
+        for w in self.block_width:
+            np.maximum(self.bandwidth, w, out=self.bandwidth)
         self.n_entries = sum(int(h.size) for h in self.hess)
         self.has_cross = any(c.size for c in self.cross)
+        self.has_dynamic = any(t.dynamic for t in self.terms)
+
+    def refresh(self) -> tuple[int, ...]:
+        """Re-size the buffers and grouping of every term whose ``dofs`` is a new array since
+        the last call (a :attr:`~.terms.StencilTerm.dynamic` term's new stencil set); returns
+        the indices of those terms.  Other terms are not looked at: their stencils are fixed."""
+        changed = tuple(t for t, term in enumerate(self.terms)
+                        if term.dynamic and term.dofs is not self._source[t])
+        for t in changed:
+            self._setup_term(t)
+        if changed:
+            self._totals()
+        return changed
 
     # -------------------------------------------------------------------- evaluation
     def evaluate(self, q: np.ndarray, *, hessian: bool) -> None:

@@ -338,6 +338,10 @@ class BandedSolver(LinearSolver):
     def __init__(self, assembly: Assembly, **options):
         super().__init__(assembly, **options)
         a = assembly
+        for t in a.terms:
+            if t.dynamic:
+                raise ValueError(f"banded solver: term {t.name!r} changes its stencils "
+                                 f"(dynamic); use the sparse solver")
         for t, c, d in zip(a.terms, a.cross, a.dofs):
             if c.size:
                 s = int(c[0])
@@ -373,6 +377,7 @@ class BandedSolver(LinearSolver):
     def factor(self, fixed: np.ndarray, *, min_shift: float = 0.0) -> FactorInfo:
         fixed = check_fixed(fixed, self.n_dofs)
         self._fixed = fixed
+        self.factorizations += 1
         k = factor_par if self._par(self._factor_work) else factor_ser
         k(self.band, self.fact, self.assembly.block_start, self.width, fixed, float(min_shift),
           self.shift_initial, self.shift_growth, self.shift_max, self.pivot_tol, self.status,

@@ -112,6 +112,19 @@ class NewtonSettings:
         Newton steps per time step in fixed-count mode (``tolerance`` None).
     tolerance : float > 0 or None
         Relative tolerance on the free-DOF gradient norm (tolerance mode when given).
+    scale : "initial" or "load"
+        What ``tolerance`` is relative to: the gradient norm at the first iterate
+        (``"initial"``), or the forces that act in the step (``"load"``): the larger of the
+        norms of ``f_ext`` and of ``M v_n / h`` on the free DOFs (the weight, and the force that
+        would stop the motion within the step), whatever the first iterate (the first iterate's
+        gradient norm when both are zero).  A step that starts
+        near equilibrium then does not chase a residual far below those forces (with
+        ``"initial"`` its first residual is tiny and the tolerance falls to round-off).
+    initial_guess : "start" or "inertial"
+        The first Newton iterate of a step: ``q_n`` (``"start"``) or the inertial prediction
+        ``q_n + h v_n`` (``"inertial"``), fixed DOFs at their targets either way; a tolerance
+        step converges to the same solution from both (the inertial one is nearer when the
+        motion is smooth), a fixed-count step does not.
     atol : float >= 0
         Absolute tolerance on that norm (N, N m); used with ``tolerance``.
     max_iterations : int >= 1
@@ -132,6 +145,8 @@ class NewtonSettings:
 
     iterations: int = 1
     tolerance: float | None = None
+    scale: str = "initial"
+    initial_guess: str = "start"
     atol: float = 0.0
     max_iterations: int = 50
     line_search: bool | None = None
@@ -155,6 +170,12 @@ class NewtonSettings:
         number("iterations", lambda v: v >= 1, "an integer >= 1", integer=True)
         if self.tolerance is not None:
             number("tolerance", lambda v: v > 0, "a number > 0 or None")
+        if self.scale not in ("initial", "load"):
+            raise ValueError(f"NewtonSettings.scale must be 'initial' or 'load', got "
+                             f"{show(self.scale)}")
+        if self.initial_guess not in ("start", "inertial"):
+            raise ValueError(f"NewtonSettings.initial_guess must be 'start' or 'inertial', got "
+                             f"{show(self.initial_guess)}")
         number("atol", lambda v: v >= 0, "a number >= 0")
         number("max_iterations", lambda v: v >= 1, "an integer >= 1", integer=True)
         if self.line_search not in (None, True, False):
@@ -183,7 +204,9 @@ class StepInfo:
     evaluated / the first iterate; residuals: the norm at every evaluated iterate;
     shifted_blocks: blocks factored with a diagonal shift, summed over iterations; max_shift:
     largest shift ``mu``; line_search_steps: rejected trials in all; min_step: smallest
-    accepted ``alpha``; line_search_failed; evaluations: term evaluations.
+    accepted ``alpha``; line_search_failed; evaluations: term evaluations; factorizations:
+    numeric factorisations of the linear solver; linear_iterations: iterations of its
+    iterative solves.
     """
 
     iterations: int
@@ -197,6 +220,8 @@ class StepInfo:
     min_step: float
     line_search_failed: bool
     evaluations: int
+    factorizations: int = 0
+    linear_iterations: int = 0
 
 
 # ------------------------------------------------------------------------------- kernels
@@ -273,6 +298,19 @@ def _sum_column(part, col):
     for b in range(part.shape[0]):
         acc += part[b, col]
     return acc
+
+
+@njit(cache=True)
+def _force_scale(f, mass, v, h, fixed):
+    """max(|f|, |M v / h|) over the free DOFs (NewtonSettings.scale = "load")."""
+    f2 = 0.0
+    p2 = 0.0
+    for j in range(f.shape[0]):
+        if not fixed[j]:
+            f2 += f[j] * f[j]
+            p = mass[j] * v[j] / h
+            p2 += p * p
+    return math.sqrt(max(f2, p2))
 
 
 @njit(cache=True)
@@ -420,7 +458,8 @@ class ImplicitEuler:
         return merit
 
     # ------------------------------------------------------------------ Newton
-    def _newton(self, q, a, cn, beta_h, f, fixed, st: NewtonSettings) -> StepInfo:
+    def _newton(self, q, a, cn, beta_h, f, fixed, st: NewtonSettings,
+                load: float = 0.0) -> StepInfo:
         tol_mode = st.tolerance is not None
         max_it = st.max_iterations if tol_mode else st.iterations
         line_search = st.use_line_search
@@ -435,6 +474,7 @@ class ImplicitEuler:
         failed = False
         evaluated = False
         g0 = 0.0
+        fact0, lin0 = solver.factorizations, solver.linear_iterations
         while True:
             if not evaluated:
                 self._evaluate(q, hessian=True)
@@ -444,7 +484,7 @@ class ImplicitEuler:
                 raise self._nonfinite(hessian=True)
             residuals.append(gnorm)
             if it == 0:
-                g0 = gnorm
+                g0 = load if load > 0.0 else gnorm
             if tol_mode:
                 if gnorm <= max(st.tolerance * g0, st.atol):
                     converged = True
@@ -458,6 +498,8 @@ class ImplicitEuler:
             while True:
                 info = solver.factor(fixed, min_shift=mu)
                 solver.solve(self._g, self._dx)
+                if solver.solve_info is not None:    # the solver had to factor itself
+                    info = solver.solve_info
                 slope = self._dot(self._g, self._dx)
                 if slope > 0.0 or gnorm == 0.0:
                     break
@@ -503,7 +545,9 @@ class ImplicitEuler:
                         residual_initial=residuals[0], residuals=tuple(residuals),
                         shifted_blocks=shifted, max_shift=max_shift,
                         line_search_steps=backtracks, min_step=min_step,
-                        line_search_failed=failed, evaluations=evals)
+                        line_search_failed=failed, evaluations=evals,
+                        factorizations=solver.factorizations - fact0,
+                        linear_iterations=solver.linear_iterations - lin0)
 
     # ------------------------------------------------------------------ public
     def step(self, q_in: np.ndarray, v_in: np.ndarray, q_out: np.ndarray, v_out: np.ndarray,
@@ -531,16 +575,24 @@ class ImplicitEuler:
             b = self.assembly.block_of(j)
             raise ImplicitStepError(b, f"DOF {j} (block {b}) is free but has mass "
                                        f"{show(self.mass[j])}; fix it or give it a mass")
+        self.assembly.refresh()
         np.copyto(self._qn, q_in)
         np.multiply(v_in, h, out=self._qhat)
         self._qhat += self._qn
-        np.copyto(q_out, self._qn)
-        if q_fixed is not None:
-            _set_fixed(q_out, self._check_vector("q_fixed", q_fixed), fixed)
-        self.system.begin_step(self._qn)
         st = self.settings
+        if st.initial_guess == "inertial":
+            np.copyto(q_out, self._qhat)
+            _set_fixed(q_out, self._qn if q_fixed is None else
+                       self._check_vector("q_fixed", q_fixed), fixed)
+        else:
+            np.copyto(q_out, self._qn)
+            if q_fixed is not None:
+                _set_fixed(q_out, self._check_vector("q_fixed", q_fixed), fixed)
+        self.system.begin_step(self._qn)
+        load = (_force_scale(f, self.mass, v_in, h, fixed)
+                if st.tolerance is not None and st.scale == "load" else 0.0)
         info = self._newton(q_out, 1.0 / (h * h), st.mass_damping / h,
-                            st.stiffness_damping / h, f, fixed, st)
+                            st.stiffness_damping / h, f, fixed, st, load)
         np.subtract(q_out, self._qn, out=v_out)
         v_out *= 1.0 / h
         return info
@@ -554,6 +606,7 @@ class ImplicitEuler:
         q = self._check_vector("q", q)
         f = self._zeros if f_ext is None else self._check_vector("f_ext", f_ext)
         fixed = self._no_fixed if fixed is None else check_fixed(fixed, self.n_dofs)
+        self.assembly.refresh()
         st = NewtonSettings(tolerance=tolerance, atol=atol, max_iterations=max_iterations,
                             line_search=True, armijo=self.settings.armijo,
                             backtrack=self.settings.backtrack,

@@ -97,6 +97,13 @@ class LinearSolver(ABC):
         if parallel not in (None, True, False):
             raise ValueError(f"parallel must be None, True or False, got {parallel!r}")
         self.parallel = parallel
+        self.factorizations = 0
+        """Numeric factorisations made (each try of the shift sequence counts)."""
+        self.linear_iterations = 0
+        """Iterations of the iterative solves (sparse ``method="reuse"`` or ``"jacobi"``)."""
+        self.solve_info = None
+        """:class:`FactorInfo` of a factorisation that :meth:`solve` had to make itself (an
+        iterative solve that did not converge), None when it made none."""
 
     @abstractmethod
     def assemble(self, *, hess_scale: float, diagonal: np.ndarray) -> None:
@@ -150,14 +157,15 @@ def make_linear_solver(assembly: Assembly, kind: str = "auto", **options) -> Lin
 
     ``kind``: ``"banded"`` (per-block banded Cholesky; every stencil must lie inside one
     block), ``"sparse"`` (SciPy's sparse LU, or CHOLMOD when ``sksparse`` is importable), or
-    ``"auto"``: banded when no stencil spans two blocks and the largest block bandwidth is at
-    most :data:`BANDED_MAX_BANDWIDTH`, else sparse.  ``options`` go to the solver's constructor.
+    ``"auto"``: banded when no stencil spans two blocks, no term is dynamic and the largest
+    block bandwidth is at most :data:`BANDED_MAX_BANDWIDTH`, else sparse.  ``options`` go to
+    the solver's constructor.
     """
     from .banded import BandedSolver
     from .sparse import SparseSolver
 
     if kind == "auto":
-        banded = (not assembly.has_cross
+        banded = (not assembly.has_cross and not assembly.has_dynamic
                   and int(assembly.bandwidth.max(initial=0)) <= BANDED_MAX_BANDWIDTH)
         kind = "banded" if banded else "sparse"
     if kind == "banded":

@@ -9,6 +9,13 @@ crossing stencils (deterministic; :mod:`.assembly`).  Memory: 4 bytes per stenci
 for the maps (8 when nnz >= 2^31), i.e. half of the Hessian buffers themselves, plus
 12-16 bytes per non-zero for the matrix.
 
+Dynamic terms.  A term whose stencil set changes between steps (``StencilTerm.dynamic``: the
+contact pairs) is kept out of the fixed pattern: its Hessians stay in the assembly's
+per-stencil buffers, are multiplied by them in the iterative solves, and are added as a
+coordinate list of their non-zero stencils to the reduced matrix of a factorisation (SciPy's
+sparse sum).  A new stencil set (:meth:`~.assembly.Assembly.refresh`) therefore costs nothing
+here, and pairs out of contact add no fill.
+
 Factorisation.  The matrix with the fixed DOFs removed (a reduced CSR pattern, rebuilt only
 when ``fixed`` changes; its values gathered from ``data`` each time) is factored by
 ``scikit-sparse``'s CHOLMOD when ``sksparse.cholmod`` is importable (optional, not a
@@ -18,7 +25,22 @@ pivots the matrix's inertia is read (Sylvester: with diagonal pivoting ``A = L D
 pivots are ``D``).  A matrix that is not positive definite (CHOLMOD's error, a pivot
 ``<= pivot_tol`` times its diagonal scale, an off-diagonal pivot, or an exactly singular
 factor) is factored again with the diagonal shift of :mod:`.linear`, applied to every block at
-once.  Factor and solve allocate (SciPy).
+once.  After a factorisation that needed a shift ``mu``, the next one that fails unshifted tries
+``mu / shift_growth`` first (not ``shift_initial``): stiff objects under compression stay
+indefinite from one Newton iteration to the next, and each try is a whole factorisation.
+Factor and solve allocate (SciPy).
+
+Methods (``method=``).  ``"direct"``: a new factorisation at every :meth:`SparseSolver.factor`
+(each Newton iteration; the default).  ``"reuse"``: the last factorisation is kept while the free
+DOFs stay the same, and :meth:`~SparseSolver.solve` runs the conjugate gradient method on the
+current matrix preconditioned by it (the matrix of a few Newton iterations or steps ago: close
+to the current one, so that a few iterations reach ``pcg_rtol``); a solve that takes more than
+``pcg_max_iterations``, or meets a direction of non-positive curvature, factors the current
+matrix and solves directly, and a solve that took more than half of them makes the next
+``factor`` factor afresh.  ``"jacobi"``: the conjugate gradient method with the diagonal as
+preconditioner, no factorisation unless it fails (for comparison: hundreds of iterations on
+the mixed model's matrices).  The iterative solves stop at ``|A x - b| <= pcg_rtol |b|``
+(inexact Newton: the Newton iteration still converges to the integrator's tolerance).
 """
 from __future__ import annotations
 
@@ -30,7 +52,7 @@ from scipy.sparse.linalg import splu
 from .assembly import Assembly, _first_nonfinite, use_parallel
 from .linear import FactorInfo, LinearSolveError, LinearSolver, check_fixed
 
-__all__ = ["SparseSolver", "csr_pattern", "cholmod_available"]
+__all__ = ["SparseSolver", "csr_pattern", "cholmod_available", "METHODS"]
 
 
 def cholmod_available() -> bool:
@@ -110,19 +132,110 @@ def _csr_reset(data, diag_pos, diagonal):
         data[diag_pos[j]] = diagonal[j]
 
 
-class SparseSolver(LinearSolver):
-    """Sparse LU (SciPy) or Cholesky (CHOLMOD, optional) of the whole matrix (module
-    docstring).
+@njit(cache=True)
+def _csr_row(i, indptr, indices, data, x):
+    acc = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        acc += data[p] * x[indices[p]]
+    return acc
 
-    Extra option: ``use_cholmod`` (None: when importable; False: never; True: required).
+
+@njit(cache=True, parallel=True)
+def csr_matvec_par(indptr, indices, data, x, fixed, out):
+    """``out = A x`` (CSR ``A``), 0 on the ``fixed`` rows; parallel over rows."""
+    for i in prange(indptr.shape[0] - 1):
+        out[i] = 0.0 if fixed[i] else _csr_row(i, indptr, indices, data, x)
+
+
+@njit(cache=True)
+def csr_matvec_ser(indptr, indices, data, x, fixed, out):
+    """Serial twin of :func:`csr_matvec_par`."""
+    for i in range(indptr.shape[0] - 1):
+        out[i] = 0.0 if fixed[i] else _csr_row(i, indptr, indices, data, x)
+
+
+@njit(cache=True)
+def nonzero_stencils(hess):
+    """Indices of the stencils whose Hessian [n, k, k] has a non-zero entry (int64)."""
+    n, k = hess.shape[0], hess.shape[1]
+    keep = np.zeros(n, dtype=np.int64)
+    m = 0
+    for s in range(n):
+        hit = False
+        for a in range(k):
+            for c in range(k):
+                if hess[s, a, c] != 0.0:
+                    hit = True
+                    break
+            if hit:
+                break
+        if hit:
+            keep[m] = s
+            m += 1
+    return keep[:m]
+
+
+@njit(cache=True)
+def matvec_listed(dofs, hess, idx, v, scale, out):
+    """``out += scale * H v`` over the stencils ``idx`` only (serial, in that order)."""
+    k = dofs.shape[1]
+    for i in range(idx.shape[0]):
+        s = idx[i]
+        for a in range(k):
+            acc = 0.0
+            for c in range(k):
+                acc += hess[s, a, c] * v[dofs[s, c]]
+            out[dofs[s, a]] += scale * acc
+
+
+@njit(cache=True)
+def _add_stencil_diagonal(dofs, hess, scale, out):
+    for s in range(dofs.shape[0]):
+        for a in range(dofs.shape[1]):
+            out[dofs[s, a]] += scale * hess[s, a, a]
+
+
+METHODS = ("direct", "reuse", "jacobi")
+"""The sparse solver's methods (module docstring)."""
+
+
+class SparseSolver(LinearSolver):
+    """Sparse LU (SciPy) or Cholesky (CHOLMOD, optional) of the whole matrix, reused as the
+    preconditioner of conjugate gradients (module docstring).
+
+    Extra options: ``use_cholmod`` (None: when importable; False: never; True: required);
+    ``method`` (:data:`METHODS`, default ``"direct"``); ``pcg_rtol`` (relative residual of the
+    iterative solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default 20 for
+    ``"reuse"``, 5000 for ``"jacobi"``).
     """
 
     kind = "sparse"
 
-    def __init__(self, assembly: Assembly, *, use_cholmod: bool | None = None, **options):
+    def __init__(self, assembly: Assembly, *, use_cholmod: bool | None = None,
+                 method: str = "direct", pcg_rtol: float = 1e-4,
+                 pcg_max_iterations: int | None = None, **options):
         super().__init__(assembly, **options)
         a = assembly
-        self.indptr, self.indices, self.diag_pos, self.csr_map = csr_pattern(a.n_dofs, a.dofs)
+        if method not in METHODS:
+            raise ValueError(f"sparse solver method must be one of {METHODS}, got {method!r}")
+        self.method = method
+        if not (isinstance(pcg_rtol, (int, float)) and 0.0 < pcg_rtol < 1.0):
+            raise ValueError(f"pcg_rtol must be a number in (0, 1), got {pcg_rtol!r}")
+        self.pcg_rtol = float(pcg_rtol)
+        if pcg_max_iterations is None:
+            pcg_max_iterations = 5000 if method == "jacobi" else 20
+        if isinstance(pcg_max_iterations, bool) or not isinstance(pcg_max_iterations, int) \
+                or pcg_max_iterations < 1:
+            raise ValueError(f"pcg_max_iterations must be an integer >= 1, got "
+                             f"{pcg_max_iterations!r}")
+        self.pcg_max_iterations = pcg_max_iterations
+        self.static = [t for t, term in enumerate(a.terms) if not term.dynamic]
+        self.dynamic = [t for t, term in enumerate(a.terms) if term.dynamic]
+        self.indptr, self.indices, self.diag_pos, maps = csr_pattern(
+            a.n_dofs, [a.dofs[t] for t in self.static])
+        self.csr_map = [None] * len(a.terms)
+        for t, m in zip(self.static, maps):
+            self.csr_map[t] = m
         self.data = np.zeros(self.indices.size)
         if use_cholmod not in (None, True, False):
             raise ValueError(f"use_cholmod must be None, True or False, got {use_cholmod!r}")
@@ -130,26 +243,70 @@ class SparseSolver(LinearSolver):
         if use_cholmod and not have:
             raise ValueError("use_cholmod=True but sksparse.cholmod cannot be imported")
         self.use_cholmod = have if use_cholmod is None else bool(use_cholmod)
+        self._hess_scale = 1.0
+        self._recent_shift = 0.0
+        self._ready = False
         self._fixed_seen = None
-        self._factor = None
+        self._factor = None       # factorisation of the current matrix (or "empty")
+        self._precond = None      # the last factorisation made (reused by method "reuse")
+        self._refactor = True     # the next factor() factors afresh
         self._chol = None
+        self._chol_pattern = None
         self._free = None
+        n = a.n_dofs
+        self._r, self._z, self._p, self._ap, self._x = (np.zeros(n) for _ in range(5))
+        self._jacobi = np.zeros(n)
+        self._active = []
 
     # ------------------------------------------------------------------ assembly
     def assemble(self, *, hess_scale: float, diagonal: np.ndarray) -> None:
         a = self.assembly
         _csr_reset(self.data, self.diag_pos, diagonal)
-        for m, h, o, p, c in zip(self.csr_map, a.hess, a.order, a.block_ptr, a.cross):
+        for t in self.static:
+            m, h = self.csr_map[t], a.hess[t]
             if m.shape[0]:
                 par = use_parallel(a.n_blocks, h.size, self.parallel)
-                (csr_scatter_par if par else csr_scatter_ser)(m, h, o, p, c, float(hess_scale),
-                                                              self.data)
+                (csr_scatter_par if par else csr_scatter_ser)(
+                    m, h, a.order[t], a.block_ptr[t], a.cross[t], float(hess_scale), self.data)
+        self._hess_scale = float(hess_scale)
         self._factor = None
+        self._ready = False
+
+    def _dynamic_coo(self, reduced: bool):
+        """(rows, cols, values) of the dynamic terms' non-zero stencil Hessians times the
+        Hessian scale; in the reduced numbering (fixed rows and columns dropped) when
+        ``reduced``.  None when there are none."""
+        a = self.assembly
+        parts = []
+        for t in self.dynamic:
+            d, h = a.dofs[t], a.hess[t]
+            if not d.shape[0]:
+                continue
+            act = nonzero_stencils(h)
+            if not act.size:
+                continue
+            k = d.shape[1]
+            da = d[act]
+            rows = np.repeat(da, k, axis=1).reshape(-1)
+            cols = np.tile(da, (1, k)).reshape(-1)
+            parts.append((rows, cols, self._hess_scale * h[act].reshape(-1)))
+        if not parts:
+            return None
+        rows, cols, vals = (np.concatenate(x) for x in zip(*parts))
+        if reduced:
+            keep = self._is_free[rows] & self._is_free[cols]
+            rows, cols, vals = self._newidx[rows[keep]], self._newidx[cols[keep]], vals[keep]
+        return rows, cols, vals
 
     def matrix(self) -> sp.csr_matrix:
-        """The assembled matrix (before the Dirichlet removal) as SciPy CSR (shares data)."""
+        """The assembled matrix (before the Dirichlet removal) as SciPy CSR (shares data when
+        no dynamic term has a non-zero stencil)."""
         n = self.n_dofs
-        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=(n, n))
+        A = sp.csr_matrix((self.data, self.indices, self.indptr), shape=(n, n))
+        dyn = self._dynamic_coo(reduced=False)
+        if dyn is not None:
+            A = (A + sp.csr_matrix((dyn[2], (dyn[0], dyn[1])), shape=(n, n))).tocsr()
+        return A
 
     def dense(self) -> np.ndarray:
         return self.matrix().toarray()
@@ -161,20 +318,24 @@ class SparseSolver(LinearSolver):
             return
         n = self.n_dofs
         free = ~fixed
+        self._is_free = free
         self._free = np.nonzero(free)[0]
-        newidx = np.cumsum(free) - 1
+        self._newidx = np.cumsum(free) - 1
         rows = np.repeat(np.arange(n), np.diff(self.indptr))
         keep = np.nonzero(free[rows] & free[self.indices])[0]
         nf = self._free.size
         self._keep = keep
-        self._red_indices = newidx[self.indices[keep]].astype(self.indices.dtype)
+        self._red_indices = self._newidx[self.indices[keep]].astype(self.indices.dtype)
         self._red_indptr = np.zeros(nf + 1, dtype=np.int64)
-        np.cumsum(np.bincount(newidx[rows[keep]], minlength=nf), out=self._red_indptr[1:])
+        np.cumsum(np.bincount(self._newidx[rows[keep]], minlength=nf),
+                  out=self._red_indptr[1:])
         self._red_diag = np.searchsorted(keep, self.diag_pos[self._free])
         self._red_data = np.zeros(keep.size)
         self._red_rhs = np.zeros(nf)
         self._fixed_seen = fixed.copy()
         self._chol = None
+        self._precond = None
+        self._refactor = True
 
     def _block_of_position(self, pos: int) -> tuple[int, int]:
         row = int(np.searchsorted(self.indptr, pos, side="right") - 1)
@@ -188,28 +349,61 @@ class SparseSolver(LinearSolver):
             b, row = self._block_of_position(bad)
             raise LinearSolveError(b, f"non-finite matrix entry in the row of DOF {row}")
         self._reduce(fixed)
-        self._factor = None
-        nf = self._free.size
-        if nf == 0:
+        self.solve_info = None
+        self._ready = False
+        if self._free.size == 0:
             self._factor = "empty"
-            return FactorInfo()
+            info = FactorInfo()
+        elif min_shift == 0.0 and (self.method == "jacobi" or (
+                self.method == "reuse" and not self._refactor and self._precond is not None)):
+            self._factor = None          # solve() iterates on the current matrix
+            info = FactorInfo()
+        else:
+            info = self._factor_now(float(min_shift))
+        self._ready = True
+        return info
+
+    def _reduced_matrix(self):
+        """The current matrix with the fixed DOFs removed (SciPy CSC, sorted indices, every
+        diagonal entry stored), its diagonal, and the diagonal's positions in its data."""
+        nf = self._free.size
         np.take(self.data, self._keep, out=self._red_data)
-        diag = self._red_data[self._red_diag].copy()
+        dyn = self._dynamic_coo(reduced=True)
+        if dyn is None:
+            A = sp.csc_matrix((self._red_data, self._red_indices, self._red_indptr),
+                              shape=(nf, nf))
+            return A, self._red_data[self._red_diag].copy(), self._red_diag
+        rows = np.repeat(np.arange(nf), np.diff(self._red_indptr))
+        A = sp.coo_matrix((np.concatenate([self._red_data, dyn[2]]),
+                           (np.concatenate([rows, dyn[0]]),
+                            np.concatenate([self._red_indices, dyn[1]]))),
+                          shape=(nf, nf)).tocsc()     # sums duplicates, keeps explicit zeros
+        A.sort_indices()
+        cols = np.repeat(np.arange(nf), np.diff(A.indptr))
+        pos = np.nonzero(A.indices == cols)[0]
+        return A, A.data[pos].copy(), pos
+
+    def _factor_now(self, min_shift: float) -> FactorInfo:
+        """Factor the current reduced matrix (with the shift sequence from ``min_shift``)."""
+        nf = self._free.size
+        A, diag, pos = self._reduced_matrix()
         scale = np.abs(diag)
         zero = scale == 0.0
         if zero.any():
             mean = scale.sum() / nf
             scale[zero] = mean if mean > 0.0 else 1.0
-        mu = float(min_shift)
+        mu = min_shift
         last = ""
         while True:
-            self._red_data[self._red_diag] = diag + mu * scale
-            A = sp.csc_matrix((self._red_data, self._red_indices, self._red_indptr),
-                              shape=(nf, nf))
+            A.data[pos] = diag + mu * scale
+            self.factorizations += 1
             ok, last = (self._try_cholmod(A) if self.use_cholmod else self._try_lu(A, scale))
             if ok:
                 break
-            nxt = self.next_shift(mu)
+            if mu == 0.0 and self._recent_shift > 0.0:     # start near the last shift needed
+                nxt = max(self.shift_initial, self._recent_shift / self.shift_growth)
+            else:
+                nxt = self.next_shift(mu)
             if not np.isfinite(nxt):
                 if self.shift_max == 0.0:
                     raise LinearSolveError(-1, f"matrix not positive definite ({last}) and the "
@@ -218,6 +412,9 @@ class SparseSolver(LinearSolver):
                                            f"the diagonal shift mu = {mu:g} (shift_max)")
             mu = nxt
         self.shift = mu
+        self._recent_shift = mu
+        self._precond = self._factor
+        self._refactor = False
         return FactorInfo(self.assembly.n_blocks if mu > 0.0 else 0, mu)
 
     def _try_lu(self, A, scale) -> tuple[bool, str]:
@@ -242,8 +439,12 @@ class SparseSolver(LinearSolver):
     def _try_cholmod(self, A) -> tuple[bool, str]:
         from sksparse import cholmod
 
-        if self._chol is None:  # symbolic analysis once per reduced pattern
-            self._chol = cholmod.analyze(A)
+        pattern = (A.indptr, A.indices)
+        if self._chol is None or not (
+                np.array_equal(pattern[0], self._chol_pattern[0])
+                and np.array_equal(pattern[1], self._chol_pattern[1])):
+            self._chol = cholmod.analyze(A)    # symbolic analysis once per pattern
+            self._chol_pattern = (pattern[0].copy(), pattern[1].copy())
         try:
             self._chol.cholesky_inplace(A, beta=0.0)
         except cholmod.CholmodNotPositiveDefiniteError as exc:
@@ -251,8 +452,15 @@ class SparseSolver(LinearSolver):
         self._factor = self._chol
         return True, ""
 
+    def _apply(self, factor, rhs: np.ndarray, out: np.ndarray) -> None:
+        """``out`` = the factorisation's solve of ``rhs`` on the free DOFs, 0 on the fixed."""
+        np.take(rhs, self._free, out=self._red_rhs)
+        x = factor(self._red_rhs) if self.use_cholmod else factor.solve(self._red_rhs)
+        out.fill(0.0)
+        out[self._free] = np.reshape(x, -1)
+
     def solve(self, rhs: np.ndarray, out: np.ndarray) -> None:
-        if self._factor is None:
+        if not self._ready:
             raise RuntimeError("sparse solver: solve() before a successful factor()")
         bad = _first_nonfinite(rhs)
         if bad >= 0:
@@ -261,14 +469,82 @@ class SparseSolver(LinearSolver):
         if isinstance(self._factor, str):
             out.fill(0.0)
             return
-        np.take(rhs, self._free, out=self._red_rhs)
-        if self.use_cholmod:
-            x = self._factor(self._red_rhs)
-        else:
-            x = self._factor.solve(self._red_rhs)
-        out.fill(0.0)
-        out[self._free] = np.reshape(x, -1)
+        if self._factor is None:                      # iterate on the current matrix
+            its, ok = self._pcg(rhs, self._x)
+            self.linear_iterations += its
+            if ok:
+                if its > self.pcg_max_iterations // 2:
+                    self._refactor = True
+                np.copyto(out, self._x)
+                self._check_solution(out)
+                return
+            self.solve_info = self._factor_now(0.0)
+        self._apply(self._factor, rhs, out)
+        self._check_solution(out)
+
+    def _check_solution(self, out: np.ndarray) -> None:
         bad = _first_nonfinite(out)
         if bad >= 0:
             raise LinearSolveError(self.assembly.block_of(bad),
                                    f"non-finite solution at DOF {bad}")
+
+    # ------------------------------------------------------------------ conjugate gradients
+    def _matvec(self, x: np.ndarray, out: np.ndarray) -> None:
+        """``out = A x`` on the free DOFs (``x`` is 0 on the fixed ones), 0 on the fixed."""
+        a = self.assembly
+        par = use_parallel(a.n_blocks, self.indices.size, self.parallel)
+        (csr_matvec_par if par else csr_matvec_ser)(self.indptr, self.indices, self.data, x,
+                                                    self._fixed_seen, out)
+        if self._active:
+            for t, idx in self._active:
+                matvec_listed(a.dofs[t], a.hess[t], idx, x, self._hess_scale, out)
+            out[self._fixed_seen] = 0.0
+
+    def _precondition(self, r: np.ndarray, out: np.ndarray) -> None:
+        if self.method == "jacobi":
+            np.divide(r, self._jacobi, out=out)
+        else:
+            self._apply(self._precond, r, out)
+
+    def _pcg(self, b: np.ndarray, x: np.ndarray) -> tuple[int, bool]:
+        """Preconditioned conjugate gradients for ``A x = b`` on the free DOFs from ``x = 0``;
+        returns (iterations, converged).  Stops without convergence at a direction of
+        non-positive curvature or after ``pcg_max_iterations``."""
+        r, z, p, ap = self._r, self._z, self._p, self._ap
+        fixed = self._fixed_seen
+        if self.method == "jacobi":
+            d = self._jacobi
+            np.copyto(d, self.data[self.diag_pos])
+            for t in self.dynamic:
+                _add_stencil_diagonal(self.assembly.dofs[t], self.assembly.hess[t],
+                                      self._hess_scale, d)
+            d[fixed] = 1.0
+            if not np.all(d > 0.0):
+                return 0, False
+        self._active = [(t, nonzero_stencils(self.assembly.hess[t])) for t in self.dynamic]
+        self._active = [(t, idx) for t, idx in self._active if idx.size]
+        x.fill(0.0)
+        np.copyto(r, b)
+        r[fixed] = 0.0
+        target = self.pcg_rtol * float(np.sqrt(r @ r))
+        if target == 0.0:
+            return 0, True
+        self._precondition(r, z)
+        np.copyto(p, z)
+        rz = float(r @ z)
+        for it in range(1, self.pcg_max_iterations + 1):
+            self._matvec(p, ap)
+            pap = float(p @ ap)
+            if not (pap > 0.0 and rz > 0.0):
+                return it, False
+            alpha = rz / pap
+            x += alpha * p
+            r -= alpha * ap
+            if float(np.sqrt(r @ r)) <= target:
+                return it, True
+            self._precondition(r, z)
+            rz_new = float(r @ z)
+            p *= rz_new / rz
+            p += z
+            rz = rz_new
+        return self.pcg_max_iterations, False

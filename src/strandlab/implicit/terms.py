@@ -43,6 +43,10 @@ class StencilTerm(ABC):
 
     name: str = "term"
     dofs: np.ndarray
+    dynamic: bool = False
+    """True for a term whose stencil set changes between steps (contact pairs): it assigns a new
+    ``dofs`` array when it changes, :meth:`~.assembly.Assembly.refresh` re-sizes its buffers,
+    and the sparse solver keeps its Hessians out of the fixed matrix pattern."""
 
     @property
     def n_stencils(self) -> int:

@@ -11,6 +11,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
+from ..implicit.sparse import METHODS
 from ..rods.kinematics import check_state, drive_edge_angles
 from ..sim.scene import Scene
 from ..sim.solver import Output
@@ -27,13 +28,21 @@ __all__ = ["MixedSettings", "MixedSolver"]
 class MixedSettings:
     """Solver options (docs/mixed.md).
 
-    tolerance : Newton stops when the free-coordinate residual falls below this fraction of its
-        first value (line search on); None: exactly ``newton_iterations`` Newton steps.
+    tolerance : Newton stops when the free-coordinate residual [N] falls below this fraction of
+        the larger of its first value and the weight (the gravity load's norm on the free
+        coordinates), or below the round-off floor (:meth:`MixedSolver.roundoff_force`); line
+        search on.  None: exactly ``newton_iterations`` Newton steps.
     newton_iterations : Newton steps per step when ``tolerance`` is None.
     max_iterations : cap on Newton iterations in tolerance mode.
     substeps : implicit steps per ``step`` call.
     hessian : ``"projected"`` (the rods' stretching Hessian clamped PSD; default) or
         ``"exact"``.
+    linear_solver : ``"reuse"`` (default: a sparse factorisation kept over Newton iterations
+        and steps as the preconditioner of conjugate gradients, factored again when they need
+        more than 10 iterations), ``"direct"`` (a new factorisation at every Newton iteration)
+        or ``"jacobi"`` (conjugate gradients with a diagonal preconditioner; slow, for
+        comparison).  SuperLU, or CHOLMOD when scikit-sparse is installed
+        (:mod:`strandlab.implicit.sparse`).
     damping : mass-proportional damping rate [1/s]; viscous_damping : stiffness-proportional
         (Rayleigh) damping time [s].
     contact_stiffness : penalty against the colliders and between surfaces, times each
@@ -53,6 +62,7 @@ class MixedSettings:
     max_iterations: int = 30
     substeps: int = 1
     hessian: str = "projected"
+    linear_solver: str = "reuse"
     damping: float = 0.0
     viscous_damping: float = 0.0
     contact_stiffness: float = 1.0
@@ -76,13 +86,21 @@ class MixedSettings:
             check_number(n, getattr(self, n))
         if self.hessian not in ("projected", "exact"):
             raise ValueError(f"unknown hessian {self.hessian!r}; choose 'projected' or 'exact'")
+        if self.linear_solver not in METHODS:
+            raise ValueError(f"unknown linear_solver {self.linear_solver!r}; choose one of "
+                             f"{', '.join(repr(m) for m in METHODS)}")
         if not isinstance(self.check_finite, (bool, np.bool_)):
             raise ValueError(f"check_finite must be true or false, got {self.check_finite!r}")
 
-    def newton(self) -> NewtonSettings:
+    def newton(self, atol: float = 0.0) -> NewtonSettings:
         return NewtonSettings(iterations=self.newton_iterations, tolerance=self.tolerance,
+                              scale="load", initial_guess="inertial", atol=atol,
                               max_iterations=self.max_iterations, mass_damping=self.damping,
                               stiffness_damping=self.viscous_damping)
+
+    def solver_options(self) -> dict:
+        """Options of the integrator's sparse solver."""
+        return {"method": self.linear_solver}
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -113,11 +131,13 @@ class MixedSolver:
         self.system = MixedSystem(m, project=project, contact_stiffness=st.contact_stiffness,
                                   extra_terms=self.elastic.terms, contact_thickness=dhat)
         self.system.terms += self.elastic.bind(self.system.frames)
-        self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver="sparse")
         if self.system.mesh_contact is not None:
             self.system.mesh_contact.update(m.q0)
-            self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver="sparse")
+        self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver="sparse",
+                                        solver_options=st.solver_options())
         nd, nv = m.n_dofs, m.n_vertices
+        self._vertex_k = vertex_contact_stiffness(m, 1.0)
+        self._floor_h = None
         self._f = np.zeros(nd)
         self._f[: 3 * nv] = (m.mass[: 3 * nv].reshape(-1, 3) * m.gravity).ravel()
         self._q_target = np.zeros(nd)
@@ -233,10 +253,29 @@ class MixedSolver:
         self._update_contacts(s, h)
         np.less(t_next - 0.5 * h, m.release_time, out=self._fixed)    # held until released
         self._fixed &= m.fixed
+        if self.settings.tolerance is not None:
+            self.integrator.settings = self.settings.newton(self.roundoff_force(s.q, h))
         self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
                                               fixed=self._fixed, q_fixed=q_fixed)
         self._end_step(s)
         s.time = t_next
+
+    def roundoff_force(self, q: np.ndarray, h: float) -> float:
+        """The round-off floor of the Newton residual norm [N] at ``q`` with step ``h`` [s]:
+        ``4 eps X sqrt(sum_j (k_j + m_j (1/h^2 + c/h))^2)`` over the vertex coordinates, with
+        ``X`` the largest coordinate magnitude [m], ``k_j`` the vertex's stiffest axial spring
+        [N/m] (:func:`~strandlab.mixed.system.vertex_contact_stiffness`), ``m_j`` its mass and
+        ``c`` the mass damping.  A coordinate is stored to ``eps X``, so forces computed from
+        it carry errors of about ``k eps X``: a residual below this is noise."""
+        m = self.model
+        nv = m.n_vertices
+        if h != self._floor_h:
+            a = 1.0 / (h * h) + self.settings.damping / h
+            k = self._vertex_k[:, None] + m.mass[: 3 * nv].reshape(-1, 3) * a
+            self._floor_norm = float(np.sqrt(np.sum(k * k)))
+            self._floor_h = h
+        x = float(np.max(np.abs(q[: 3 * nv]))) if nv else 0.0
+        return 4.0 * float(np.finfo(np.float64).eps) * x * self._floor_norm
 
     def _end_step(self, s: MixedState) -> None:
         """The rods' frames at the step's end, loaded as the next step's start, and the
@@ -250,7 +289,7 @@ class MixedSolver:
     def _update_contacts(self, s: MixedState, h: float) -> None:
         """The surface pairs that can touch during the step (reach: the contact thickness plus
         twice a bound on the step's displacements, from the fastest vertex and gravity, with a
-        margin of 2); a new pair set rebuilds the integrator's assembly."""
+        margin of 2); the integrator's assembly takes a new pair set at the step's start."""
         mc = self.system.mesh_contact
         if mc is None:
             return
@@ -258,9 +297,7 @@ class MixedSolver:
         v = s.v[: 3 * nv].reshape(-1, 3)
         speed = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if nv else 0.0
         delta = 2.0 * h * (speed + float(np.linalg.norm(self.model.gravity)) * h)
-        if mc.update(s.q, max_displacement=delta):
-            self.integrator = ImplicitEuler(self.system, self.settings.newton(),
-                                            linear_solver="sparse")
+        mc.update(s.q, max_displacement=delta)
 
     def _drive(self, q: np.ndarray, t: float) -> None:
         m = self.model

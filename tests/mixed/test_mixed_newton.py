@@ -1,0 +1,79 @@
+"""The mixed solver's Newton settings: the residual scale, the round-off floor, the linear
+solver methods (docs/mixed.md, Performance)."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import strandlab as sl
+from strandlab.mixed import MixedSolver
+from strandlab.mixed.solver import MixedSettings
+from strandlab.mixed.system import vertex_contact_stiffness
+from strandlab.scenes.mixed_strips import strip_mesh
+
+
+def strip_scene():
+    """Half solid, half shell, clamped, joined by a stiff curve connection (Fig. 18), coarse."""
+    b = sl.SceneBuilder(gravity=(0, 0, -9.81))
+    b.add_simplicial_mesh(strip_mesh("solid_shell", nx=6, rows=2, nz=2))
+    return b.build()
+
+
+def test_roundoff_force_formula():
+    sol = MixedSolver(strip_scene())
+    m = sol.model
+    s = sol.state()
+    h = 0.004
+    k = vertex_contact_stiffness(m, 1.0)
+    mass = m.mass[: 3 * m.n_vertices].reshape(-1, 3)
+    want = 4 * np.finfo(float).eps * np.abs(s.q[: 3 * m.n_vertices]).max() * np.sqrt(
+        np.sum((k[:, None] + mass / h**2) ** 2))
+    assert sol.roundoff_force(s.q, h) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("method", ["direct", "reuse"])
+def test_steps_near_rest_converge_without_chasing_round_off(method):
+    """Near equilibrium the first residual is tiny: relative to it the tolerance would fall
+    below round-off and Newton would run to max_iterations (as it did before the scale)."""
+    scene = strip_scene()
+    sol = MixedSolver(scene, MixedSettings(linear_solver=method))
+    s = sol.state()
+    sol.equilibrium(s)
+    q_eq = s.q.copy()
+    for _ in range(4):
+        sol.step(s, s, 0.005)
+        info = sol.last_info
+        assert info.converged and info.iterations <= 3, info
+    # the state stays at the equilibrium to the tolerance (1e-6 of the weight's effect)
+    assert np.abs(s.q - q_eq).max() < 1e-7
+
+
+@pytest.mark.slow
+def test_linear_solvers_agree():
+    """The three methods give one trajectory, to the Newton tolerance."""
+    out = {}
+    for method in ("direct", "reuse", "jacobi"):
+        sol = MixedSolver(strip_scene(), MixedSettings(linear_solver=method, tolerance=1e-9))
+        s = sol.state()
+        for _ in range(3):
+            sol.step(s, s, 0.01)
+        out[method] = s.q
+    scale = np.abs(out["direct"] - strip_scene_q0()).max()
+    for method in ("reuse", "jacobi"):
+        assert np.abs(out[method] - out["direct"]).max() < 1e-5 * scale
+
+
+def strip_scene_q0():
+    return MixedSolver(strip_scene()).state().q
+
+
+def test_settings_checks():
+    with pytest.raises(ValueError, match="linear_solver"):
+        MixedSettings(linear_solver="cholesky")
+    st = MixedSettings()
+    assert st.linear_solver == "reuse" and st.solver_options() == {"method": "reuse"}
+    n = st.newton(1e-9)
+    assert n.scale == "load" and n.initial_guess == "inertial" and n.atol == 1e-9
+    assert dataclasses.replace(st, tolerance=None).newton().tolerance is None
