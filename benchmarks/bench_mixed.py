@@ -8,26 +8,36 @@ Table 1 (vertices, frames, total seconds): nylon frisbee 289, 700, 24.83; toy ba
 row each; add a row for a new scene): the umbrella at the paper's size (``rings=32``: 3173
 vertices, 6144 shell triangles, 202 rod edges), the sandwich composite at 400 vertices (the
 paper's 395), the tunnel (144) and the Fig. 18 strip (352), the last two against the paper's
-frisbee (its cheapest object per vertex).  Each case is stepped once (compiling, first
-factorisation), then timed over ``frames`` frames; printed: vertices, steps per frame, Newton
-iterations and factorisations per step, milliseconds per frame (wall clock, and the process's
-CPU time: with one thread on a machine shared with other jobs, the undisturbed time), the
-paper's, and the speed-up (of the wall clock).
+frisbee (its cheapest object per vertex).  Each case steps one frame untimed (compiling its
+kernels, first factorisation), then is timed over ``frames`` frames; printed: vertices, steps
+per frame, Newton iterations and factorisations per step, milliseconds per frame (wall clock,
+and the process's CPU time: with one thread on a machine shared with other jobs, the
+undisturbed time), the paper's, the speed-up (of the CPU time with one thread, of the wall
+clock otherwise) and ``jit``, the number of Numba compilations inside the timed frames (0: a
+kernel compiled there would be timed as a step; a parallel twin first used when a scene's
+work crosses :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` after the first step, with
+an empty cache, cost seconds per frame).
 Target (issue 9): 10 times faster per frame than the paper.
 
 Every case runs in its own process, for each thread count (``NUMBA_NUM_THREADS``) and each
 source tree: ``--baseline PATH`` times the same cases with the ``strandlab`` package found in
-``PATH`` (e.g. ``/path/to/main/src``) side by side, in the same run.
+``PATH`` (e.g. ``/path/to/main/src``) side by side, in the same run.  ``--rounds R`` repeats
+every process R times, alternating, and prints the medians (the machine's load varies).
+``--busy`` burns one core in another process during the measurement (threads must never make
+a step slower than one thread; the last column, ``thr/1``, is the wall time over that of the
+first thread count listed).
 
     python benchmarks/bench_mixed.py [--frames 2] [--threads 1,2] [--cases sandwich,umbrella]
-                                     [--baseline ../main/src]
+                                     [--baseline ../main/src] [--rounds 3] [--busy]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -62,8 +72,27 @@ CASES = (
 )
 
 
+class _CompileCounter:
+    """Counts Numba compilations while installed (``numba:compile`` events)."""
+
+    def __init__(self):
+        from numba.core import event
+
+        class Listener(event.Listener):
+            count = 0
+
+            def on_start(self, ev):
+                Listener.count += 1
+
+            def on_end(self, ev):
+                pass
+
+        self.listener = Listener()
+        self.install = lambda: event.install_listener("numba:compile", self.listener)
+
+
 def time_case(case: Case, frames: int) -> dict:
-    """Step ``case`` once, then time ``frames`` frames; the figures as a dict."""
+    """Step ``case`` one frame untimed, then time ``frames`` frames; the figures as a dict."""
     from strandlab.mixed import MixedSolver
 
     module, name = case.factory.split(":")
@@ -71,19 +100,23 @@ def time_case(case: Case, frames: int) -> dict:
     sol = MixedSolver(sim.scene, sim.settings)
     s = sol.state()
     steps = max(1, round(FRAME / sim.dt))
-    sol.step(s, s, sim.dt)                                  # compile, first factorisation
-    iters = facts = 0
-    c0 = time.process_time()
-    t0 = time.perf_counter()
-    for _ in range(frames * steps):
+    for _ in range(steps):                                  # compile, first factorisation
         sol.step(s, s, sim.dt)
-        iters += sol.last_info.iterations
-        facts += getattr(sol.last_info, "factorizations", -1)
-    elapsed = time.perf_counter() - t0
-    cpu = time.process_time() - c0
+    iters = facts = 0
+    counter = _CompileCounter()
+    with counter.install():
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        for _ in range(frames * steps):
+            sol.step(s, s, sim.dt)
+            iters += sol.last_info.iterations
+            facts += getattr(sol.last_info, "factorizations", -1)
+        elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
     n = frames * steps
     return dict(vertices=int(sol.model.n_vertices), steps=steps, newton=iters / n,
-                factorizations=facts / n, ms=1e3 * elapsed / frames, cpu=1e3 * cpu / frames)
+                factorizations=facts / n, ms=1e3 * elapsed / frames, cpu=1e3 * cpu / frames,
+                jit=counter.listener.count)
 
 
 def _worker(args) -> None:
@@ -104,6 +137,26 @@ def _run(case: Case, frames: int, threads: int, src: str | None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@contextlib.contextmanager
+def busy_core(enabled: bool):
+    """Burn one core in a child process for the duration (``enabled``); stopped by its pid."""
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if enabled else None
+    try:
+        yield
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+
+
+def _median(runs: list[dict]) -> dict:
+    out = dict(runs[0])
+    for key in ("ms", "cpu", "newton", "factorizations"):
+        out[key] = statistics.median(r[key] for r in runs)
+    out["jit"] = max(r["jit"] for r in runs)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=2)
@@ -111,6 +164,8 @@ def main(argv=None):
     ap.add_argument("--cases", default=None, help="comma-separated case names (default all)")
     ap.add_argument("--baseline", default=None,
                     help="a source tree (its src/ folder) to time side by side")
+    ap.add_argument("--rounds", type=int, default=1, help="runs of each process (medians)")
+    ap.add_argument("--busy", action="store_true", help="one core busy in a child process")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker is not None:
@@ -122,19 +177,30 @@ def main(argv=None):
         known = ", ".join(c.name for c in CASES)
         raise SystemExit(f"unknown case in {a.cases!r}; known: {known}")
     trees = [("this", None)] + ([("baseline", a.baseline)] if a.baseline else [])
+    thread_counts = [int(t) for t in a.threads.split(",")]
     print(f"{'object':16s} {'tree':8s} {'thr':>3s} {'vertices':>8s} {'steps/fr':>8s} "
           f"{'Newton/st':>9s} {'fact/st':>7s} {'ms/frame':>9s} {'CPU ms':>9s} {'paper ms':>9s} "
-          f"{'speed-up':>8s}")
-    for case in cases:
-        frames = case.frames or a.frames
-        for threads in (int(t) for t in a.threads.split(",")):
-            for tree, src in trees:
-                r = _run(case, frames, threads, src)
-                paper = PAPER_MS_PER_FRAME[case.paper]
-                fact = f"{r['factorizations']:7.2f}" if r["factorizations"] >= 0 else "      -"
-                print(f"{case.name:16s} {tree:8s} {threads:3d} {r['vertices']:8d} "
-                      f"{r['steps']:8d} {r['newton']:9.1f} {fact} {r['ms']:9.1f} {r['cpu']:9.1f} "
-                      f"{paper:9.1f} {paper / r['ms']:8.2f}", flush=True)
+          f"{'speed-up':>8s} {'jit':>3s} {'thr/1':>5s}")
+    with busy_core(a.busy):
+        for case in cases:
+            frames = case.frames or a.frames
+            runs = {(t, tree): [] for t in thread_counts for tree, _ in trees}
+            for _ in range(a.rounds):
+                for threads in thread_counts:
+                    for tree, src in trees:
+                        runs[threads, tree].append(_run(case, frames, threads, src))
+            for threads in thread_counts:
+                for tree, _ in trees:
+                    r = _median(runs[threads, tree])
+                    one = _median(runs[thread_counts[0], tree])["ms"]
+                    paper = PAPER_MS_PER_FRAME[case.paper]
+                    fact = (f"{r['factorizations']:7.2f}" if r["factorizations"] >= 0
+                            else "      -")
+                    speed = paper / (r["cpu"] if threads == 1 else r["ms"])
+                    print(f"{case.name:16s} {tree:8s} {threads:3d} {r['vertices']:8d} "
+                          f"{r['steps']:8d} {r['newton']:9.1f} {fact} {r['ms']:9.1f} "
+                          f"{r['cpu']:9.1f} {paper:9.1f} {speed:8.2f} {r['jit']:3d} "
+                          f"{r['ms'] / one:5.2f}", flush=True)
 
 
 if __name__ == "__main__":

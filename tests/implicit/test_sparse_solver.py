@@ -173,3 +173,98 @@ def test_use_cholmod_required_but_missing(monkeypatch):
     with pytest.raises(ValueError, match="use_cholmod=True"):
         SparseSolver(asm, use_cholmod=True)
     assert not SparseSolver(asm).use_cholmod
+
+
+def _pardiso_stand_in(monkeypatch, calls):
+    """A dense stand-in for ``pypardiso`` (its solver's phases, ``iparm``, error -4)."""
+
+    class PyPardisoError(Exception):
+        def __init__(self, value):
+            self.value = value
+
+    class Lib:
+        def MKL_Set_Num_Threads(self, n):
+            calls["threads"] = n
+
+    class PyPardisoSolver:
+        def __init__(self, mtype=11):
+            assert mtype == 2
+            self.iparm = np.zeros(64, dtype=np.int32)
+            self.libmkl = Lib()
+            self.phase = 13
+
+        def set_phase(self, phase):
+            self.phase = phase
+
+        def free_memory(self, everything=False):
+            self.L = None
+
+        def _call_pardiso(self, A, b):
+            calls[self.phase] = calls.get(self.phase, 0) + 1
+            assert A.format == "csr" and self.iparm[34] == 0 and self.iparm[11] == 0
+            if self.phase == 11:
+                self.pattern = (A.indptr.copy(), A.indices.copy())
+            elif self.phase == 22:
+                assert np.array_equal(A.indptr, self.pattern[0])
+                U = A.toarray()
+                assert np.all(np.tril(U, -1) == 0.0)      # the upper triangle only
+                try:
+                    self.L = np.linalg.cholesky(U + np.triu(U, 1).T)
+                except np.linalg.LinAlgError:
+                    raise PyPardisoError(-4) from None
+            elif self.phase == 33:
+                return np.linalg.solve(self.L.T, np.linalg.solve(self.L, b))
+            return np.zeros_like(b)
+
+    pkg = types.ModuleType("pypardiso")
+    wrapper = types.ModuleType("pypardiso.pardiso_wrapper")
+    wrapper.PyPardisoError = PyPardisoError
+    pkg.PyPardisoSolver = PyPardisoSolver
+    pkg.pardiso_wrapper = wrapper
+    monkeypatch.setitem(sys.modules, "pypardiso", pkg)
+    monkeypatch.setitem(sys.modules, "pypardiso.pardiso_wrapper", wrapper)
+
+
+def test_pardiso_path_with_a_stand_in(monkeypatch):
+    """The optional PARDISO path (upper triangle, analysis once per pattern, error -4 as not
+    positive definite), with a dense stand-in for ``pypardiso``."""
+    calls = {}
+    _pardiso_stand_in(monkeypatch, calls)
+    monkeypatch.setitem(sys.modules, "sksparse", None)
+    rng = np.random.default_rng(26)
+    sol, A = setup(rng, negative=True)
+    assert sol.backend == "pardiso" and not sol.use_cholmod
+    info = sol.factor(np.zeros(N, bool))
+    # retried with a shift, reusing the one analysis
+    assert info.max_shift > 0 and calls[22] > 1 and calls[11] == 1
+    rhs = rng.normal(size=N)
+    x = np.zeros(N)
+    sol.solve(rhs, x)
+    ref = np.linalg.solve(A + info.max_shift * np.diag(np.abs(np.diag(A))), rhs)
+    np.testing.assert_allclose(x, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    fixed = rng.random(N) < 0.25
+    sol.factor(fixed)                       # a new reduced pattern: analysed again
+    assert calls[11] == 2
+    sol.solve(rhs, x)
+    free = ~fixed
+    ref = np.linalg.solve(A[np.ix_(free, free)] + sol.shift * np.diag(
+        np.abs(np.diag(A)[free])), rhs[free])
+    np.testing.assert_allclose(x[free], ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+    assert np.all(x[fixed] == 0.0)
+
+
+def test_backend_choice(monkeypatch):
+    rng = np.random.default_rng(27)
+    asm = Assembly(coupled_terms(rng), N, BLOCKS)
+    monkeypatch.setitem(sys.modules, "sksparse", None)
+    monkeypatch.setitem(sys.modules, "pypardiso", None)
+    assert SparseSolver(asm).backend == "superlu"
+    with pytest.raises(ValueError, match="backend 'pardiso' requested but pypardiso"):
+        SparseSolver(asm, backend="pardiso")
+    with pytest.raises(ValueError, match="backend must be 'auto' or one of"):
+        SparseSolver(asm, backend="umfpack")
+    _pardiso_stand_in(monkeypatch, {})
+    assert SparseSolver(asm).backend == "pardiso"
+    assert SparseSolver(asm, backend="superlu").backend == "superlu"
+    with pytest.raises(ValueError, match="contradicts"):
+        SparseSolver(asm, backend="pardiso", use_cholmod=True)

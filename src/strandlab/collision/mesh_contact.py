@@ -28,15 +28,18 @@ zero for parallel edges), product rule included (``project`` keeps ``m`` times t
 Gauss-Newton part).  Parallel edges in contact are held by the point-triangle pairs of their
 vertices.
 
-Candidates.  :meth:`MeshContactTerm.update` rebuilds the pair list at the start of a step: every
-point-triangle pair and edge-edge pair closer than ``reach = dhat + 2 delta``, ``delta`` [m] a
-bound the caller gives on how far any vertex moves during the step (the two sides of a pair may
-move towards each other, hence twice), so that every pair that comes within ``dhat`` during
-the step is in the list.  A step that moves a vertex farther than ``delta`` may miss a pair,
-and a surface moving more than ``dhat + 2 delta`` across another in one step tunnels through it
-(an unsigned penalty pushes a crossed vertex on through): the caller must bound the step's
-displacements (time step, speed limit) by ``delta``.  Never pairs: a vertex and a triangle that
-contains it; two edges that share a vertex.
+Candidates.  :meth:`MeshContactTerm.update` rebuilds the pair list: every point-triangle pair
+and edge-edge pair closer than ``reach = dhat + 2 delta``, ``delta`` [m] (the ``margin``) a
+bound on how far any vertex moves from where it was at the update while the list is used (the
+two sides of a pair may move towards each other, hence twice), so that every pair that comes
+within ``dhat`` is in the list.  :meth:`MeshContactTerm.moved` measures that distance, so a
+caller can keep a list over several steps (a Verlet list) and check after each solve that no
+vertex left its margin: a step that did may have missed a pair, and a surface moving more than
+``dhat + 2 delta`` across another in one step tunnels through it (an unsigned penalty pushes a
+crossed vertex on through).  The mixed solver (:mod:`strandlab.mixed.solver`) rebuilds when a
+step's predicted displacement would leave the margin, and steps again from the step's start
+with a wider margin when a solve left it.  Never pairs: a vertex and a triangle that contains
+it; two edges that share a vertex.
 
 Broad phase: the hashed uniform grid of :mod:`.grid` over the surface vertices, voxel
 ``l_max + reach`` (``l_max`` the longest surface edge).  A point within ``reach`` of a triangle
@@ -209,6 +212,24 @@ def _gather(q_in, vertex_dofs, pts, x_out):
             if not math.isfinite(x_out[v, a]):
                 return v
     return -1
+
+
+@njit(cache=True, _nrt=False)
+def max_moved(q_in, vertex_dofs, pts, x_ref):
+    """Largest distance [m] of a grid vertex at ``q_in`` from its row of ``x_ref`` [V, 3] (inf
+    when a coordinate is not finite)."""
+    worst = 0.0
+    for i in range(pts.shape[0]):
+        v = pts[i]
+        d2 = 0.0
+        for a in range(3):
+            d = q_in[vertex_dofs[v] + a] - x_ref[v, a]
+            d2 += d * d
+        if not (d2 <= worst):
+            if not math.isfinite(d2):
+                return math.inf
+            worst = d2
+    return math.sqrt(worst)
 
 
 @njit(cache=True, _nrt=False)
@@ -498,14 +519,17 @@ class MeshContactTerm(StencilTerm):
         self.pair_kind = np.zeros(0, dtype=np.int64)
         self.pair_stiffness = np.zeros(0)
         self.reach = self.dhat
+        self.margin = 0.0
+        self._x_built = np.zeros((nv, 3))
         self.version = 0
         self.n_active = 0
 
     def update(self, q: np.ndarray, *, max_displacement: float = 0.0) -> bool:
         """Rebuild the pairs at ``q`` [n_dofs] (the step's start): those closer than
-        ``dhat + 2 max_displacement`` [m], ``max_displacement`` a bound on how far any vertex
-        moves in the step.  Returns whether the pair set changed (the caller then rebuilds its
-        assembly); ValueError naming a vertex whose position is not finite."""
+        ``dhat + 2 max_displacement`` [m], ``max_displacement`` (the ``margin``) a bound on how
+        far any vertex moves from ``q`` while the pairs are used (:meth:`moved` measures it).
+        Returns whether the pair set changed (the caller then rebuilds its assembly);
+        ValueError naming a vertex whose position is not finite."""
         delta = _positive(self.name, "max_displacement", max_displacement, allow_zero=True)
         q = np.ascontiguousarray(q, dtype=np.float64)
         need = int(self.vertex_dofs.max()) + 3
@@ -524,6 +548,8 @@ class MeshContactTerm(StencilTerm):
             self._pairs = np.zeros((2 * n, 4), dtype=np.int64)
             self._kind = np.zeros(2 * n, dtype=np.int64)
             self._w = np.zeros((2 * n, 12))
+        np.copyto(self._x_built, self._x)
+        self.margin = delta
         pairs, kind = self._pairs[:n], self._kind[:n]
         if np.array_equal(pairs, self.pair_vertices) and np.array_equal(kind, self.pair_kind):
             return False
@@ -533,6 +559,13 @@ class MeshContactTerm(StencilTerm):
         self.dofs = (self.vertex_dofs[pairs][:, :, None] + np.arange(3)).reshape(n, 12)
         self.version += 1
         return True
+
+    def moved(self, q: np.ndarray) -> float:
+        """The largest distance [m] of a surface vertex at ``q`` from its place at the last
+        :meth:`update` (inf for a non-finite position).  While it stays within ``margin`` the
+        pair list holds every pair closer than ``dhat`` (each side of a pair moved at most
+        ``margin``, so its distance fell by at most twice that from ``reach``)."""
+        return float(max_moved(q, self.vertex_dofs, self._pts, self._x_built))
 
     def evaluate(self, q, energy_out, grad_out, hess_out):
         n = self.dofs.shape[0]

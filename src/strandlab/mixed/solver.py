@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 import numpy as np
+from numba import njit
 
 from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
 from ..implicit.sparse import METHODS
@@ -21,7 +22,31 @@ from .model import MixedState
 from .system import MixedSystem, default_contact_thickness, vertex_contact_stiffness
 from .terms import build_terms
 
-__all__ = ["MixedSettings", "MixedSolver"]
+__all__ = ["MixedSettings", "MixedSolver", "CONTACT_RETRIES"]
+
+CONTACT_RETRIES = 4
+"""Times a step is taken again with a wider surface-pair margin before the solver stops with
+:class:`SimulationDiverged` (:meth:`MixedSolver._contact_step`)."""
+
+
+def predicted_speed(v: np.ndarray, v_prev: np.ndarray, n_vertices: int) -> float:
+    """The largest vertex speed [m/s] extrapolated one step on, ``max |2 v - v_prev|`` over the
+    first ``n_vertices`` vertices of the velocities ``v`` and those of the step before,
+    ``v_prev`` (flat, 3 per vertex first): ``h`` times it predicts a step's displacement, the
+    speed's change included (a fall from rest moves ``g h^2`` in a step)."""
+    return float(_predicted_speed(v, v_prev, int(n_vertices)))
+
+
+@njit(cache=True)
+def _predicted_speed(v, v_prev, nv):
+    worst = 0.0
+    for i in range(nv):
+        s2 = 0.0
+        for a in range(3):
+            w = 2.0 * v[3 * i + a] - v_prev[3 * i + a]
+            s2 += w * w
+        worst = max(worst, s2)
+    return math.sqrt(worst)
 
 
 @dataclass(frozen=True)
@@ -41,7 +66,8 @@ class MixedSettings:
         and steps as the preconditioner of conjugate gradients, factored again when they need
         more than 10 iterations), ``"direct"`` (a new factorisation at every Newton iteration)
         or ``"jacobi"`` (conjugate gradients with a diagonal preconditioner; slow, for
-        comparison).  SuperLU, or CHOLMOD when scikit-sparse is installed
+        comparison).  The factorisation is CHOLMOD when scikit-sparse is installed, else
+        MKL's PARDISO with the ``pardiso`` extra, else SuperLU
         (:mod:`strandlab.implicit.sparse`).
     damping : mass-proportional damping rate [1/s]; viscous_damping : stiffness-proportional
         (Rayleigh) damping time [s].
@@ -132,7 +158,7 @@ class MixedSolver:
                                   extra_terms=self.elastic.terms, contact_thickness=dhat)
         self.system.terms += self.elastic.bind(self.system.frames)
         if self.system.mesh_contact is not None:
-            self.system.mesh_contact.update(m.q0)
+            self.system.mesh_contact.update(m.q0, max_displacement=0.5 * dhat)
         self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver="sparse",
                                         solver_options=st.solver_options())
         nd, nv = m.n_dofs, m.n_vertices
@@ -148,6 +174,10 @@ class MixedSolver:
         self._de_dof0 = np.ascontiguousarray(3 * m.rod_edges[m.drive_edge, 0])
         self._de_dof1 = np.ascontiguousarray(3 * m.rod_edges[m.drive_edge, 1])
         self._de_want = np.zeros((len(m.drive_edge), 3))
+        self._q_start = np.zeros(nd)
+        self._v_start = np.zeros(nd)
+        self.contact_rebuilds = 0      # surface pair lists built
+        self.contact_retries = 0       # steps taken again because a vertex left the margin
         self.last_info = None
 
     # ------------------------------------------------------------------ protocol
@@ -250,15 +280,56 @@ class MixedSolver:
             q_fixed = self._q_target
             q_fixed[:] = s.q
             self._drive(q_fixed, t_next)
-        self._update_contacts(s, h)
         np.less(t_next - 0.5 * h, m.release_time, out=self._fixed)    # held until released
         self._fixed &= m.fixed
         if self.settings.tolerance is not None:
             self.integrator.settings = self.settings.newton(self.roundoff_force(s.q, h))
-        self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
-                                              fixed=self._fixed, q_fixed=q_fixed)
+        mc = self.system.mesh_contact
+        if mc is None:
+            self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
+                                                  fixed=self._fixed, q_fixed=q_fixed)
+        else:
+            self._contact_step(s, h, q_fixed)
         self._end_step(s)
         s.time = t_next
+
+    def _contact_step(self, s: MixedState, h: float, q_fixed) -> None:
+        """The implicit step with the surface pairs kept as a Verlet list (docs/mixed.md,
+        "Contact"): rebuilt at the step's start with the margin ``dhat / 2 + 2 d`` when the
+        vertices' drift since the last rebuild plus the predicted displacement ``d``
+        (:func:`predicted_speed` times ``h``) would leave the list's margin, or when the margin is more than twice that
+        (a list kept from faster motion holds needless pairs); after the solve, a vertex that
+        left the margin may have met a surface the list lacks, so the step is taken again from
+        its start with the pairs rebuilt there, the margin ``dhat / 2`` plus twice that
+        distance."""
+        mc = self.system.mesh_contact
+        predicted = h * predicted_speed(s.v, self._v_start, self.model.n_vertices)
+        want = 0.5 * mc.dhat + 2.0 * predicted
+        if mc.moved(s.q) + predicted > mc.margin or mc.margin > 2.0 * want:
+            mc.update(s.q, max_displacement=want)
+            self.contact_rebuilds += 1
+        np.copyto(self._q_start, s.q)
+        np.copyto(self._v_start, s.v)
+        for attempt in range(CONTACT_RETRIES + 1):
+            self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
+                                                  fixed=self._fixed, q_fixed=q_fixed)
+            moved = mc.moved(s.q)
+            if moved <= mc.margin:
+                return
+            if attempt == CONTACT_RETRIES or not math.isfinite(moved):
+                break
+            np.copyto(s.q, self._q_start)                # again, with a wider margin
+            np.copyto(s.v, self._v_start)
+            self.system.load_frames(s.q, s.a1, s.ref_twist)
+            self.elastic.load_angles(s.joint_angle)
+            mc.update(s.q, max_displacement=0.5 * mc.dhat + 2.0 * moved)
+            self.contact_rebuilds += 1
+            self.contact_retries += 1
+        raise SimulationDiverged(s.step + 1, s.time + h, 0, -1,
+                                 what=f"a vertex moved {moved:.3g} m in one step, beyond the "
+                                      f"contact list's margin {mc.margin:.3g} m after "
+                                      f"{CONTACT_RETRIES} wider tries",
+                                 where="the simplicial meshes")
 
     def roundoff_force(self, q: np.ndarray, h: float) -> float:
         """The round-off floor of the Newton residual norm [N] at ``q`` with step ``h`` [s]:
@@ -285,19 +356,6 @@ class MixedSolver:
         s.ref_twist[...] = self.system.frames.ref_twist
         self.system.load_frames(s.q, s.a1, s.ref_twist)
         self.elastic.store_angles(s.q, s.joint_angle)
-
-    def _update_contacts(self, s: MixedState, h: float) -> None:
-        """The surface pairs that can touch during the step (reach: the contact thickness plus
-        twice a bound on the step's displacements, from the fastest vertex and gravity, with a
-        margin of 2); the integrator's assembly takes a new pair set at the step's start."""
-        mc = self.system.mesh_contact
-        if mc is None:
-            return
-        nv = self.model.n_vertices
-        v = s.v[: 3 * nv].reshape(-1, 3)
-        speed = float(np.sqrt(np.max(np.einsum("ij,ij->i", v, v)))) if nv else 0.0
-        delta = 2.0 * h * (speed + float(np.linalg.norm(self.model.gravity)) * h)
-        mc.update(s.q, max_displacement=delta)
 
     def _drive(self, q: np.ndarray, t: float) -> None:
         m = self.model

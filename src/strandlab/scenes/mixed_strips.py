@@ -79,10 +79,11 @@ def strip_mesh(kind: str, *, length=0.1, rows=4, thickness=0.01, young=1e7, pois
     return mb.build()
 
 
-def mixed_strips(*, kind: str = "solid_shell", frames: int = 100, dt: float = 0.005,
+def mixed_strips(*, kind: str = "solid_shell", frames: int = 30, dt: float = 1.0 / 30.0,
                  damping: float = 20.0, **mesh) -> Simulation:
     """Fig. 18: a cantilevered strip as a solid, a shell, or half of each, bending under its own
-    weight (damped, so it settles)."""
+    weight (damped, so it settles: within 0.3 s on the static equilibrium's tip deflection at
+    any step from 5 ms to 1/30 s, the default, one step per frame)."""
     b = SceneBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_simplicial_mesh(strip_mesh(kind, **mesh))
     return Simulation(f"mixed_strips_{kind}", b.build(), MixedSettings(damping=damping), dt,
