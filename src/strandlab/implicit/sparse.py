@@ -37,10 +37,11 @@ when ``fixed`` changes; its values gathered from ``data`` each time) is factored
 
 A matrix that is not positive definite (CHOLMOD's error, PARDISO's error -4 (a non-positive
 pivot), a SuperLU pivot ``<= pivot_tol`` times its diagonal scale, an off-diagonal pivot, or an
-exactly singular factor) is factored again with the diagonal shift of :mod:`.linear`, applied
-to every block at once.  After a factorisation that needed a shift ``mu``, the next one that fails unshifted tries
-``mu / shift_growth`` first (not ``shift_initial``): stiff objects under compression stay
-indefinite from one Newton iteration to the next, and each try is a whole factorisation.
+exactly singular factor) is factored again with the diagonal shift of :mod:`.linear`, applied to
+every block at once. After a factorisation that needed a shift ``mu``, the next one that fails
+unshifted tries ``mu / shift_growth`` first (not ``shift_initial``): stiff objects under
+compression stay indefinite from one Newton iteration to the next, and each try is a whole
+factorisation.
 Factor and solve allocate (SciPy).
 
 Methods (``method=``).  ``"direct"``: a new factorisation at every :meth:`SparseSolver.factor`
@@ -246,9 +247,10 @@ class SparseSolver(LinearSolver):
 
     Extra options: ``backend`` (:data:`BACKENDS` or ``"auto"``, the default: the first
     available; a named one that is missing raises ValueError); ``use_cholmod`` (the older
-    spelling: True is ``backend="cholmod"``, False keeps ``"auto"`` off CHOLMOD); ``method`` (:data:`METHODS`, default ``"direct"``); ``pcg_rtol`` (relative residual of the
-    iterative solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default 20 for
-    ``"reuse"``, 5000 for ``"jacobi"``).
+    spelling: True is ``backend="cholmod"``, False keeps ``"auto"`` off CHOLMOD); ``method``
+    (:data:`METHODS`, default ``"direct"``); ``pcg_rtol`` (relative residual of the iterative
+    solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default 20 for ``"reuse"``, 5000
+    for ``"jacobi"``).
     """
 
     kind = "sparse"

@@ -295,13 +295,13 @@ class MixedSolver:
 
     def _contact_step(self, s: MixedState, h: float, q_fixed) -> None:
         """The implicit step with the surface pairs kept as a Verlet list (docs/mixed.md,
-        "Contact"): rebuilt at the step's start with the margin ``dhat / 2 + 2 d`` when the
-        vertices' drift since the last rebuild plus the predicted displacement ``d``
-        (:func:`predicted_speed` times ``h``) would leave the list's margin, or when the margin is more than twice that
-        (a list kept from faster motion holds needless pairs); after the solve, a vertex that
-        left the margin may have met a surface the list lacks, so the step is taken again from
-        its start with the pairs rebuilt there, the margin ``dhat / 2`` plus twice that
-        distance."""
+        "Contact"): rebuilt at the step's start with the margin ``dhat / 2 + 2 d`` when
+        the vertices' drift since the last rebuild plus the predicted displacement ``d``
+        (:func:`predicted_speed` times ``h``) would leave the list's margin, or when the
+        margin is more than twice that (a list kept from faster motion holds needless
+        pairs); after the solve, a vertex that left the margin may have met a surface
+        the list lacks, so the step is taken again from its start with the pairs rebuilt
+        there, the margin ``dhat / 2`` plus twice that distance."""
         mc = self.system.mesh_contact
         predicted = h * predicted_speed(s.v, self._v_start, self.model.n_vertices)
         want = 0.5 * mc.dhat + 2.0 * predicted
