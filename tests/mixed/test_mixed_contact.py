@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import strandlab as sl
+from strandlab.collision.mesh_contact import MeshContactTerm
 from strandlab.mixed import MixedSettings, MixedSolver
 from strandlab.scenes.meshing import box_tets, grid_triangles
+from strandlab.scenes.mixed_objects import mixed_tunnel
 from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder, SolidMaterial
 
 RUBBER = SolidMaterial(young_modulus=2e5, poisson_ratio=0.3, density=500.0)
@@ -82,3 +84,40 @@ def test_cloth_dropped_on_a_solid_stays_outside():
     # the middle of the cloth lies on the block's top, the rim has draped below it
     assert np.all(cloth[over, 2] > 0.040) and np.all(cloth[over, 2] < 0.0415 + 0.002)
     assert cloth[:, 2].min() < 0.035
+
+
+def test_kept_pair_list_holds_every_pair_in_contact():
+    # the pairs are kept over steps (a Verlet list): after every step, each pair closer than
+    # the contact thickness is in the list, no vertex has left the margin, and the list was
+    # rebuilt far less often than once a step
+    sim = mixed_tunnel(rods=False)           # cloth collapsing on the floor
+    sol = MixedSolver(sim.scene, sim.settings)
+    mc = sol.system.mesh_contact
+    fresh = MeshContactTerm(triangles=mc.triangles, vertex_dofs=mc.vertex_dofs,
+                            stiffness=mc.stiffness, dhat=mc.dhat)
+    s = sol.state()
+    close_steps = 0
+    for _ in range(30):
+        sol.step(s, s, sim.dt)
+        assert mc.moved(s.q) <= mc.margin
+        fresh.update(s.q)
+        kept = {tuple(p) for p in mc.pair_vertices.tolist()}
+        assert all(tuple(p) in kept for p in fresh.pair_vertices.tolist())
+        close_steps += len(fresh.pair_vertices) > 0
+    assert close_steps > 5                        # the cloth folds onto itself
+    assert sol.contact_rebuilds < 30
+
+
+def test_moved_measures_the_drift_since_the_update():
+    term = MeshContactTerm(triangles=[[0, 1, 2]], vertex_dofs=[0, 3, 6, 9], stiffness=1.0,
+                           dhat=0.01)
+    q = np.array([0.0, 0, 0, 1, 0, 0, 0, 1, 0, 0.3, 0.3, 0.5])
+    term.update(q, max_displacement=0.02)
+    assert term.margin == 0.02 and term.reach == pytest.approx(0.05)
+    assert term.moved(q) == 0.0
+    q2 = q.copy()
+    q2[9:12] += [0.003, -0.004, 0.0]
+    q2[0] -= 0.001
+    assert term.moved(q2) == pytest.approx(0.005)
+    q2[4] = np.nan
+    assert term.moved(q2) == np.inf
