@@ -12,6 +12,7 @@ from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder, SolidMate
 #: is tested.
 FPS = 120.0
 ROOT, TIP = 2e-3, 0.5e-3            # radii of the tapered strand [m]
+PLAIN = 1.5e-3                      # radius of the untapered open strand [m]
 THIN, THICK = 1e-3, 3e-3            # radii of the mesh's two rod parts [m]
 
 
@@ -26,7 +27,7 @@ def tapered_simulation(frames: int = 4) -> Simulation:
                       radius=np.interp(x, [0.0, x[-1]], [ROOT, TIP]), name="tapered")
     b.fix_vertex(s0, 0)
     s1 = b.add_strand(np.c_[np.full(4, 0.05), np.linspace(0.0, 0.06, 4), np.full(4, 0.2)],
-                      material=Material(young_modulus=1e7, density=1000.0, radius=2e-3),
+                      material=Material(young_modulus=1e7, density=1000.0, radius=PLAIN),
                       name="plain")
     b.fix_vertex(s1, 0)
     t = np.linspace(0.0, 2.0 * np.pi, 6, endpoint=False)

@@ -36,8 +36,8 @@ def mixed():
 def test_runs_record_vertex_radii_rod_edges_and_tetrahedra(tapered, mixed, tmp_path):
     taper = np.interp(np.linspace(0, 1, 7), [0, 1], [rf.ROOT, rf.TIP])
     assert np.allclose(tapered.vertex_radii[:7], taper)
-    assert np.allclose(tapered.vertex_radii[7:], np.r_[np.full(4, 2e-3), np.full(6, rf.ROOT)])
-    assert np.allclose(tapered.radii, [rf.ROOT, 2e-3, rf.ROOT])      # the largest, as before
+    assert np.allclose(tapered.vertex_radii[7:], np.r_[np.full(4, rf.PLAIN), np.full(6, rf.ROOT)])
+    assert np.allclose(tapered.radii, [rf.ROOT, rf.PLAIN, rf.ROOT])      # the largest, as before
     # the mesh's cells offset by the frame's 3 points
     assert mixed.extra_segments.tolist() == [[6, 8], [8, 9], [9, 10], [9, 11], [11, 12],
                                              [12, 13]]
