@@ -11,8 +11,8 @@ from pxr import Usd, UsdGeom  # usd-core: in the test extra
 from test_export import _parse_ply
 
 from strandlab.io.alembic import write_abc
-from strandlab.io.export import export_frames
-from strandlab.io.selection import extra_parts, rod_chains
+from strandlab.io.export import FrameMesh, export_frames, write_obj_polylines, write_ply_polylines
+from strandlab.io.selection import RodChain, extra_parts, rod_chains
 from strandlab.io.store import TrajectoryWriter
 from strandlab.io.strands import read_strands
 from strandlab.io.trajectory import OPTIONAL_STATIC, load_trajectory, save_trajectory
@@ -84,6 +84,8 @@ def test_files_without_the_new_arrays_load_export_and_continue(mixed, tapered, t
     TrajectoryWriter(q, keep_frames=2, **lay).close()
     with load_trajectory(q) as cont:
         assert cont.n_frames == 2 and cont.vertex_radii.shape == (17,)
+    with h5py.File(q) as f:
+        assert set(OPTIONAL_STATIC) <= set(f)                  # added to the old file
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -245,3 +247,22 @@ def _parse_obj_objects(path):
         else:
             cells[name].append((parts[0], [int(i) for i in parts[1:]]))
     return verts, cells
+
+
+def test_mesh_indices_follow_the_strands(tmp_path):
+    """Strands and a mesh in one file: the mesh's faces and rods index past the strands'
+    vertices, and PLY radii follow each rod."""
+    pts, off = np.arange(15.0).reshape(5, 3) * 0.01, [0, 3, 5]
+    mesh = FrameMesh("m", np.eye(3) + 1.0, np.array([[0, 1, 2]]),
+                     (RodChain(np.array([0, 1]), 0.01), RodChain(np.array([1, 2]), 0.03)))
+    ply_path = write_ply_polylines(tmp_path / "a.ply", pts, off, radii=[0.001, 0.002],
+                                   meshes=[mesh])
+    ply = _parse_ply(ply_path)
+    assert np.array_equal(ply["vertex"]["radius"], [0.001] * 3 + [0.002] * 2 + [0.01, 0.03, 0.03])
+    edges = np.c_[ply["edge"]["vertex1"], ply["edge"]["vertex2"]].astype(int).tolist()
+    assert edges == [[0, 1], [1, 2], [3, 4], [5, 6], [6, 7]]
+    assert "3 5 6 7" in ply_path.read_text().splitlines()
+    text = write_obj_polylines(tmp_path / "a.obj", pts, off, meshes=[mesh]).read_text()
+    lines = text.splitlines()
+    assert lines.index("o strands") < lines.index("o m")
+    assert lines[-3:] == ["f 6 7 8", "l 6 7", "l 7 8"]
