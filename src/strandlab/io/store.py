@@ -349,7 +349,7 @@ def write_h5_trajectory(path, traj: TrajectoryBase, *, metadata: dict | None = N
                          closed=traj.closed, radii=traj.radii, n_extra=traj.n_extra,
                          extra_triangles=traj.extra_triangles,
                          metadata=traj.metadata if metadata is None else metadata,
-                         **{k: getattr(traj, k) for k in OPTIONAL_STATIC}, **options)
+                         **{k: getattr(traj, k, None) for k in OPTIONAL_STATIC}, **options)
     try:
         broken = getattr(traj, "edge_broken", None)
         for k in range(traj.n_frames):
