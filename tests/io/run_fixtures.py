@@ -1,7 +1,10 @@
-"""Small real runs for the interchange tests (imported as a module): tapered strands stepped
-by the position-based solver, and one rod/shell/solid mesh stepped by the mixed solver."""
+"""Small runs for the interchange tests (imported as a module): tapered strands stepped by the
+position-based solver, and one rod/shell/solid mesh stepped by the mixed solver; and the same
+scenes recorded without stepping (:func:`moved`: every point moved by its own velocity), for
+the tests of the writers, which need no solver."""
 import numpy as np
 
+from strandlab.io.trajectory import Trajectory
 from strandlab.mixed.solver import MixedSettings
 from strandlab.sim.builder import SceneBuilder
 from strandlab.sim.material import Material
@@ -41,6 +44,33 @@ def tapered_run(frames: int = 4):
     return simulate(tapered_simulation(frames))
 
 
+def moved(sim: Simulation, frames: int) -> Trajectory:
+    """The trajectory the runner would record for ``sim``'s scene (layout and metadata), its
+    points moving each with a velocity of its own (up to 0.5 m/s) instead of being stepped."""
+    scene = sim.scene
+    rng = np.random.default_rng(5)
+    x0 = np.concatenate([s.points for s in scene.strands] or [np.zeros((0, 3))])
+    lay = scene.extra_layout()
+    extra0 = np.zeros((lay["n"], 3))
+    for k, f in zip(lay["frames"], scene.frames):
+        rot, origin = f.pose(0.0)
+        extra0[k:k + 3] = origin + np.r_[[np.zeros(3)], 0.01 * rot[:, :2].T]
+    for k, m in zip(lay["simplicial"], scene.simplicial):
+        extra0[k:k + m.n_vertices] = m.vertices
+    t = np.arange(frames + 1) * sim.dt * sim.steps_per_frame
+    pos = x0 + t[:, None, None] * rng.uniform(-0.5, 0.5, x0.shape)
+    extra = extra0 + t[:, None, None] * rng.uniform(-0.5, 0.5, extra0.shape)
+    d1 = np.zeros((len(t), scene.n_edges, 3))
+    d1[..., 2] = 1.0
+    return Trajectory(times=t, positions=pos, d1=d1, extra_points=extra,
+                      strand_offsets=scene.strand_vertex_offsets,
+                      edge_offsets=scene.strand_edge_offsets, closed=scene.closed,
+                      radii=scene.radii, extra_triangles=scene.extra_triangles,
+                      vertex_radii=scene.vertex_radii, extra_segments=scene.extra_segments,
+                      extra_segment_radii=scene.extra_segment_radii,
+                      extra_tetrahedra=scene.extra_tetrahedra, metadata=sim.to_dict())
+
+
 def mixed_mesh():
     """One labelled mesh: a solid tetrahedron (vertices 0-3), a shell triangle on its edge
     1-2 (vertex 4) and rods from its apex 3: a thin chain 3-5-6 that forks at 6 (a junction of
@@ -66,12 +96,16 @@ def mixed_mesh():
 MIXED_CHAINS = [([3, 5, 6], THIN), ([6, 7], THIN), ([6, 8], THIN), ([8, 9, 10], THICK)]
 
 
-def mixed_run(frames: int = 3):
+def mixed_simulation(frames: int = 3) -> Simulation:
     """:func:`mixed_mesh` under gravity with a kinematic frame (its 3 points come first among
-    the extra points), run by the mixed solver at 120 frames per second."""
+    the extra points), for the mixed solver at 120 frames per second."""
     b = SceneBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_frame((0.0, 0.0, 0.5))
     b.add_simplicial_mesh(mixed_mesh())
-    sim = Simulation("gadget", b.build(), MixedSettings(damping=5.0), 1.0 / FPS, frames,
-                     solver="mixed")
-    return simulate(sim)
+    return Simulation("gadget", b.build(), MixedSettings(damping=5.0), 1.0 / FPS, frames,
+                      solver="mixed")
+
+
+def mixed_run(frames: int = 3):
+    """:func:`mixed_simulation` run in memory by the mixed solver."""
+    return simulate(mixed_simulation(frames))

@@ -1,7 +1,9 @@
 """Per-vertex radii and the mixed model's meshes in trajectories and exports: a tapered strand
 run and a rod/shell/solid run recorded, exported to USD, Alembic, OBJ and PLY, reopened with
 pxr, alembic3d and a parser, and compared with the trajectory; files written before these
-arrays still load and export."""
+arrays still load and export.  Most writer tests use the same scenes recorded without
+stepping (``run_fixtures.moved``), so that they need no solver; the runs themselves are
+exported by the tests parametrized with ``run``."""
 import alembic3d as abc  # in the test extra
 import h5py
 import numpy as np
@@ -32,8 +34,23 @@ def mixed():
     return rf.mixed_run(3)
 
 
+@pytest.fixture(scope="module")
+def tapered_moved():
+    return rf.moved(rf.tapered_simulation(3), 3)
+
+
+@pytest.fixture(scope="module")
+def mixed_moved():
+    return rf.moved(rf.mixed_simulation(3), 3)
+
+
+def _source(request, name: str, source: str):
+    """The fixture ``name`` (a run) or ``name_moved`` (the scene recorded without stepping)."""
+    return request.getfixturevalue(name if source == "run" else f"{name}_moved")
+
+
 # ---------------------------------------------------------------------------------- records
-def test_runs_record_vertex_radii_rod_edges_and_tetrahedra(tapered, mixed, tmp_path):
+def test_runs_record_vertex_radii_rod_edges_and_tetrahedra(tapered, mixed):
     taper = np.interp(np.linspace(0, 1, 7), [0, 1], [rf.ROOT, rf.TIP])
     assert np.allclose(tapered.vertex_radii[:7], taper)
     assert np.allclose(tapered.vertex_radii[7:], np.r_[np.full(4, rf.PLAIN), np.full(6, rf.ROOT)])
@@ -44,12 +61,18 @@ def test_runs_record_vertex_radii_rod_edges_and_tetrahedra(tapered, mixed, tmp_p
     assert np.allclose(mixed.extra_segment_radii, [rf.THIN] * 4 + [rf.THICK] * 2)
     assert mixed.extra_tetrahedra.tolist() == [[3, 4, 5, 6]]
     assert len(mixed.extra_triangles) == 5                    # the flap and the tet's 4 faces
-    for name in ("t.h5", "t.npz"):
-        back = load_trajectory(save_trajectory(tmp_path / name, mixed))
-        for key in OPTIONAL_STATIC:
-            assert np.array_equal(getattr(back, key), getattr(mixed, key)), (name, key)
-        with h5py.File(tmp_path / "t.h5") as f:
-            assert f["vertex_radii"].attrs["units"] == "m"
+
+
+def test_the_new_arrays_are_saved_in_h5_and_npz(mixed_moved, tapered_moved, tmp_path):
+    assert all(getattr(mixed_moved, key).size for key in OPTIONAL_STATIC[1:])
+    assert np.ptp(tapered_moved.vertex_radii) > 0
+    for k, traj in enumerate((mixed_moved, tapered_moved)):
+        for name in (f"t{k}.h5", f"t{k}.npz"):
+            back = load_trajectory(save_trajectory(tmp_path / name, traj))
+            for key in OPTIONAL_STATIC:
+                assert np.array_equal(getattr(back, key), getattr(traj, key)), (name, key)
+    with h5py.File(tmp_path / "t0.h5") as f:
+        assert f["vertex_radii"].attrs["units"] == "m"
 
 
 def _strip_new_datasets(path):
@@ -58,7 +81,9 @@ def _strip_new_datasets(path):
             del f[key]
 
 
-def test_files_without_the_new_arrays_load_export_and_continue(mixed, tapered, tmp_path):
+def test_files_without_the_new_arrays_load_export_and_continue(mixed_moved, tapered_moved,
+                                                               tmp_path):
+    mixed, tapered = mixed_moved, tapered_moved
     p = save_trajectory(tmp_path / "old.h5", mixed)
     _strip_new_datasets(p)
     with load_trajectory(p) as old:
@@ -96,7 +121,8 @@ def test_files_without_the_new_arrays_load_export_and_continue(mixed, tapered, t
      r"extra_segments\[0\] = \[0, 5\] indexes outside the 0 extra points"),
     (dict(extra_tetrahedra=[[0, 1, 2, 3]]), r"extra_tetrahedra\[0\]"),
 ])
-def test_bad_mesh_layout_is_named(tapered, tmp_path, bad, match):
+def test_bad_mesh_layout_is_named(tapered_moved, tmp_path, bad, match):
+    tapered = tapered_moved
     with pytest.raises(ValueError, match=match):
         TrajectoryWriter(tmp_path / "x.h5", strand_offsets=tapered.strand_offsets,
                          edge_offsets=tapered.edge_offsets, closed=tapered.closed,
@@ -104,13 +130,13 @@ def test_bad_mesh_layout_is_named(tapered, tmp_path, bad, match):
 
 
 # ---------------------------------------------------------------------------------- chains
-def test_rod_chains_split_at_junctions_and_radius_changes(mixed):
+def test_rod_chains_split_at_junctions_and_radius_changes(mixed_moved):
     seg = [[0, 1], [1, 2], [2, 3], [1, 4], [4, 5], [6, 7], [7, 8], [8, 6], [9, 10], [10, 11]]
     r = [1, 1, 1, 1, 1, 2, 2, 2, 1, 3]
     got = [(c.points.tolist(), c.radius) for c in rod_chains(seg, r)]
     assert got == [([0, 1], 1), ([1, 2, 3], 1), ([1, 4, 5], 1), ([9, 10], 1), ([10, 11], 3),
                    ([6, 7, 8, 6], 2)]                     # the loop ends on its first vertex
-    part = next(p for p in extra_parts(mixed) if p.kind == "mesh")
+    part = next(p for p in extra_parts(mixed_moved) if p.kind == "mesh")
     chains = rod_chains(part.segments, part.segment_radii)
     assert [(c.points.tolist(), c.radius) for c in chains] == rf.MIXED_CHAINS
 
@@ -120,8 +146,9 @@ def _chain_index():
     return np.concatenate([c for c, _ in rf.MIXED_CHAINS])
 
 
-@pytest.mark.parametrize("up", ["Z", "Y"])
-def test_usd_mesh_tetmesh_and_rods(mixed, tmp_path, up):
+@pytest.mark.parametrize("source, up", [("moved", "Z"), ("moved", "Y"), ("run", "Z")])
+def test_usd_mesh_tetmesh_and_rods(request, tmp_path, source, up):
+    mixed = _source(request, "mixed", source)
     axes = np.eye(3) if up == "Z" else Z_TO_Y
     stage = Usd.Stage.Open(str(write_usd(tmp_path / "m.usda", mixed, up_axis=up)))
     mesh = UsdGeom.Mesh(stage.GetPrimAtPath("/strandlab/meshes/gadget"))
@@ -152,7 +179,9 @@ def test_usd_mesh_tetmesh_and_rods(mixed, tmp_path, up):
     assert np.abs(mixed.extra_points[3][MESH] - mixed.extra_points[0][MESH]).max() > 1e-3
 
 
-def test_tapered_widths_round_trip(tapered, tmp_path):
+@pytest.mark.parametrize("source", ["moved", "run"])
+def test_tapered_widths_round_trip(request, tmp_path, source):
+    tapered = _source(request, "tapered", source)
     want = tapered.vertex_radii
     for path in (write_usd(tmp_path / "t.usdc", tapered),
                  write_usd(tmp_path / "y.usda", tapered, up_axis="Y"),
@@ -169,7 +198,8 @@ def test_tapered_widths_round_trip(tapered, tmp_path):
 
 
 # ---------------------------------------------------------------------------------- Alembic
-def test_alembic_polymesh_and_rods(mixed, tmp_path):
+def test_alembic_polymesh_and_rods(mixed_moved, tmp_path):
+    mixed = mixed_moved
     p = write_abc(tmp_path / "m.abc", mixed)
     top = abc.Abc.IArchive(str(p)).getTop()
     objs = {top.getChild(i).getName(): top.getChild(i) for i in range(top.getNumChildren())}
@@ -195,7 +225,8 @@ def test_alembic_polymesh_and_rods(mixed, tmp_path):
 
 
 # ---------------------------------------------------------------------------------- OBJ, PLY
-def test_obj_and_ply_faces_and_rod_polylines(mixed, tmp_path):
+def test_obj_and_ply_faces_and_rod_polylines(mixed_moved, tmp_path):
+    mixed = mixed_moved
     obj = export_frames(mixed, tmp_path / "obj", "obj", frames="3")[0]
     text = obj.read_text().splitlines()
     assert "o gadget" in text and "o strands" not in text       # the run has no strands
