@@ -49,12 +49,18 @@ def blender_command() -> list[str]:
 
 
 @pytest.fixture(scope="module")
+def blender():
+    """The probe's command (checked before the runs are made)."""
+    return blender_command()
+
+
+@pytest.fixture(scope="module")
 def runs():
     return {"strands": rf.tapered_run(10), "mixed": rf.mixed_run(3)}
 
 
 @pytest.fixture(scope="module")
-def seen(runs, tmp_path_factory):
+def seen(blender, runs, tmp_path_factory):
     """Every export of the module, imported by Blender in one process: {job name: report}."""
     d = tmp_path_factory.mktemp("blender")
     st, mx = runs["strands"], runs["mixed"]
@@ -81,7 +87,7 @@ def seen(runs, tmp_path_factory):
     job("sample_obj", sample_trajectory(3), "obj", "sobj", [1], frames="2", options=OBJ_AXES)
     names = list(jobs)
     (d / "jobs.json").write_text(json.dumps([jobs[n] for n in names]))
-    cmd = blender_command() + [str(d / "jobs.json"), str(d / "report.json")]
+    cmd = blender + [str(d / "jobs.json"), str(d / "report.json")]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}"
     report = json.loads((d / "report.json").read_text())

@@ -65,7 +65,8 @@ def test_runs_record_vertex_radii_rod_edges_and_tetrahedra(tapered, mixed):
 
 def test_the_new_arrays_are_saved_in_h5_and_npz(mixed_moved, tapered_moved, tmp_path):
     assert all(getattr(mixed_moved, key).size for key in OPTIONAL_STATIC[1:])
-    assert np.ptp(tapered_moved.vertex_radii) > 0
+    taper = np.interp(np.linspace(0, 1, 7), [0, 1], [rf.ROOT, rf.TIP])
+    assert np.allclose(tapered_moved.vertex_radii[:7], taper)      # the scene's, per vertex
     for k, traj in enumerate((mixed_moved, tapered_moved)):
         for name in (f"t{k}.h5", f"t{k}.npz"):
             back = load_trajectory(save_trajectory(tmp_path / name, traj))
