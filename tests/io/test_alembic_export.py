@@ -42,7 +42,8 @@ def test_curves_schema_time_sampling_and_y_up(tmp_path):
     assert closed.getSchema().getValue().getWrap() == G.CurvePeriodicity.kPeriodic
     mesh = G.IPolyMesh(objs["cloth"], abc.Abc.WrapExistingFlag.kWrapExisting).getSchema()
     ms = mesh.getValue(abc.Abc.ISampleSelector(0))
-    assert list(ms.getFaceIndices()) == [0, 1, 2, 0, 2, 3]
+    # triangles (0, 1, 2), (0, 2, 3) written clockwise, Alembic's winding of a front face
+    assert list(ms.getFaceIndices()) == [2, 1, 0, 3, 2, 0]
     assert np.allclose(np.array(memoryview(ms.getPositions())), traj.extra_points[1][3:7] @ Z_TO_Y.T)
 
 

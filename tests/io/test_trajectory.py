@@ -169,7 +169,8 @@ def test_saved_file_has_no_pickles_and_json_metadata(tmp_path):
         assert sorted(n[:-4] for n in z.namelist()) == sorted(
             ["times", "positions", "d1", "strand_offsets", "edge_offsets", "closed",
              "radii", "extra_points", "extra_triangles", "metadata", "format_version",
-             "status"])
+             "status", "vertex_radii", "extra_segments", "extra_segment_radii",
+             "extra_tetrahedra"])
     with np.load(p, allow_pickle=False) as data:
         assert json.loads(str(data["metadata"]))["name"] == "test"
 

@@ -6,9 +6,17 @@ Writing (:func:`write_abc`): an Ogawa archive whose top object holds
 * one ``Curves`` object per strand group (:func:`~strandlab.io.selection.strand_groups`:
   strands of one material and closedness), type ``linear``, wrap ``non-periodic`` (or
   ``periodic`` for closed strands), ``nVertices`` per curve, positions sampled at every
-  exported frame and per-vertex ``width`` (vertex scope) equal to twice the strand's radius
-  [m]; the user property ``strandIndices`` (int32 array) gives the run's index of each curve;
-* one ``PolyMesh`` object per mesh of the scene (triangles, positions sampled);
+  exported frame and per-vertex ``width`` (vertex scope) equal to twice the vertex's section
+  radius [m]; the user property ``strandIndices`` (int32 array) gives the run's index of each
+  curve;
+* one ``PolyMesh`` object per mesh of the scene (triangles: a deformable mesh's, or the shell
+  triangles and solid boundary faces of a rod/shell/solid mesh; positions sampled), each
+  triangle written clockwise, Alembic's winding of a front face (strandlab's are
+  counter-clockwise seen from the front; Blender, Maya and Houdini turn them back on reading);
+* ``<mesh>_rods``: a ``Curves`` object of the rod edges of a rod/shell/solid mesh, chained into
+  polylines split where rods meet, ``width`` = twice the rod's radius, the user property
+  ``vertexIndices`` (the mesh vertex of each curve point).  Alembic has no tetrahedra: the
+  solids are their boundary faces in the PolyMesh;
 * ``frames`` / ``bodies``: ``Curves`` objects of two segments per kinematic frame or rigid
   body, from its origin to the tips of its first two axes.
 
@@ -29,7 +37,14 @@ from types import SimpleNamespace
 import numpy as np
 
 from .atomic import atomic_path
-from .selection import extra_parts, frame_rate, import_optional, select_frames, strand_groups
+from .selection import (
+    extra_parts,
+    frame_rate,
+    import_optional,
+    rod_chains,
+    select_frames,
+    strand_groups,
+)
 from .usd import Z_TO_Y, check_up_axis, to_file_axes
 
 __all__ = ["write_abc", "read_abc_strands"]
@@ -83,40 +98,56 @@ class _AbcWriter:
     def __init__(self, m, archive, traj, ts: int, up: str):
         self.m, self.traj, self.up = m, traj, up
         top = archive.getTop()
-        self.curves, self.meshes, self.axes = [], [], []
+        self.curves, self.meshes, self.extra_curves = [], [], []
         radii = np.asarray(traj.radii, dtype=np.float64)
+        vertex_radii = np.asarray(traj.vertex_radii, dtype=np.float64)
+        self.props = []         # user properties, kept alive until the archive is written
         for g in strand_groups(traj):
-            counts = g.counts(traj.strand_offsets)
-            c = _AbcCurves(m, top, g.name, ts, counts, np.repeat(2 * radii[g.strands], counts),
-                           g.closed, g.vertex_index(traj.strand_offsets))
-            prop = m.Abc.OInt32ArrayProperty(c.schema.getUserProperties(), "strandIndices")
-            order = _ints(m, g.strands)
-            prop.setValue(order)
-            self.curves.append((c, prop))
+            index = g.vertex_index(traj.strand_offsets)
+            c = _AbcCurves(m, top, g.name, ts, g.counts(traj.strand_offsets),
+                           2 * vertex_radii[index], g.closed, index)
+            self._user_ints(c, "strandIndices", g.strands)
+            self.curves.append(c)
         width = 2.0 * float(radii.max()) if len(radii) else 0.01
         for part in extra_parts(traj):
             if part.kind == "mesh":
-                self.meshes.append((part, m.G.OPolyMesh(top, part.name, ts)))
+                if len(part.triangles):
+                    self.meshes.append((part, m.G.OPolyMesh(top, part.name, ts)))
+                if len(part.segments):
+                    chains = rod_chains(part.segments, part.segment_radii)
+                    local = np.concatenate([ch.points for ch in chains])
+                    c = _AbcCurves(m, top, f"{part.name}_rods", ts,
+                                   np.array([len(ch.points) for ch in chains]),
+                                   np.concatenate([np.full(len(ch.points), 2 * ch.radius)
+                                                   for ch in chains]),
+                                   False, part.start + local)
+                    self._user_ints(c, "vertexIndices", local)
+                    self.extra_curves.append(c)
                 continue
             k = (part.stop - part.start) // 3
             origin = part.start + 3 * np.arange(k)
             index = np.stack([origin, origin + 1, origin, origin + 2], axis=1).reshape(-1)
-            self.axes.append(_AbcCurves(m, top, part.name, ts, np.full(2 * k, 2),
+            self.extra_curves.append(_AbcCurves(m, top, part.name, ts, np.full(2 * k, 2),
                                         np.full(4 * k, width), False, index))
+
+    def _user_ints(self, c: _AbcCurves, name: str, values) -> None:
+        prop = self.m.Abc.OInt32ArrayProperty(c.schema.getUserProperties(), name)
+        prop.setValue(_ints(self.m, values))
+        self.props.append(prop)
 
     def frame(self, k: int) -> None:
         m = self.m
         pos = to_file_axes(np.asarray(self.traj.positions[k]), self.up)
-        for c, _ in self.curves:
+        for c in self.curves:
             c.set(pos)
-        if self.meshes or self.axes:
+        if self.meshes or self.extra_curves:
             extra = to_file_axes(np.asarray(self.traj.extra_points[k]), self.up)
             for part, obj in self.meshes:
-                tri = part.triangles
+                tri = part.triangles[:, ::-1]       # Alembic's front faces wind clockwise
                 pos, index = _v3(m, extra[part.start:part.stop]), _ints(m, tri.reshape(-1))
                 counts = _ints(m, np.full(len(tri), 3))
                 obj.getSchema().set(m.G.OPolyMeshSchemaSample(pos, index, counts))
-            for c in self.axes:
+            for c in self.extra_curves:
                 c.set(extra)
 
 

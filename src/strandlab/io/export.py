@@ -1,27 +1,78 @@
-"""Export strand centrelines as polylines for Blender, Houdini and other 3-D tools.
+"""Export strand centrelines (and the scene's meshes) as polylines and faces for Blender,
+Houdini and other 3-D tools.
 
 * OBJ: ``v x y z`` lines, then one ``l i j k ...`` line (1-based indices) per strand; a closed
-  strand repeats its first index at the end of its line.
+  strand repeats its first index at the end of its line.  With meshes (:class:`FrameMesh`),
+  the strands are the object ``o strands`` and each mesh an object ``o <name>`` of its
+  ``v`` lines, triangles (``f``) and rod polylines (``l``).
 * PLY (ASCII 1.0): a ``vertex`` element (``x y z`` as double, plus ``radius`` when radii are
-  given) and an ``edge`` element (``vertex1 vertex2``); a closed strand has the edge from its
-  last vertex back to its first.
+  given), a ``face`` element (``vertex_indices``, only with mesh triangles) and an ``edge``
+  element (``vertex1 vertex2``); a closed strand has the edge from its last vertex back to
+  its first.  The meshes' vertices follow the strands'.
 
-Blender imports both as edge-only meshes (the PLY ``radius`` becomes a vertex attribute in
-recent versions); Houdini's File SOP reads them as polylines / points with attributes.
-:func:`export_frames` writes one file per trajectory frame.  Every file is written under a
-temporary name and renamed when complete (:mod:`strandlab.io.atomic`).
+Blender imports both as meshes (edges for the strands and rods, faces for the triangles; the
+PLY ``radius`` becomes a vertex attribute); Houdini's File SOP reads them as polylines and
+polygons with attributes.  :func:`export_frames` writes one file per trajectory frame.  Every
+file is written under a temporary name and renamed when complete (:mod:`strandlab.io.atomic`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .atomic import atomic_path, check_writable_folder
-from .selection import select_frames
+from .selection import extra_parts, rod_chains, select_frames
 from .trajectory import TrajectoryBase, check_offsets
 
-__all__ = ["write_obj_polylines", "write_ply_polylines", "export_frames"]
+__all__ = ["write_obj_polylines", "write_ply_polylines", "export_frames", "FrameMesh",
+           "frame_meshes", "mesh_layout"]
+
+
+@dataclass(frozen=True)
+class FrameMesh:
+    """A mesh in one frame: ``name``, ``points`` [n, 3] (m), ``triangles`` int [M, 3] and rod
+    polylines ``rods`` (:class:`~strandlab.io.selection.RodChain`: point indices and radius),
+    both indexing ``points``."""
+
+    name: str
+    points: np.ndarray
+    triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+    rods: tuple = ()
+
+    def rod_edges(self) -> np.ndarray:
+        """Consecutive point pairs of the rod polylines, int [G, 2]."""
+        pairs = [np.c_[c.points[:-1], c.points[1:]] for c in self.rods]
+        return np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
+
+    def point_radii(self) -> np.ndarray:
+        """Radius at each point [m], [n]: the largest of the rods through it, 0 elsewhere."""
+        r = np.zeros(len(self.points))
+        for c in self.rods:
+            np.maximum.at(r, c.points, c.radius)
+        return r
+
+
+def mesh_layout(traj: TrajectoryBase) -> list[tuple]:
+    """``(start, stop, name, triangles, rods)`` of each mesh among the extra points of
+    ``traj`` (:func:`~strandlab.io.selection.extra_parts` of kind mesh; rods chained by
+    :func:`~strandlab.io.selection.rod_chains`)."""
+    return [(p.start, p.stop, p.name, p.triangles,
+             tuple(rod_chains(p.segments, p.segment_radii)))
+            for p in extra_parts(traj) if p.kind == "mesh"]
+
+
+def frame_meshes(traj: TrajectoryBase, k: int, *, layout=None) -> list[FrameMesh]:
+    """The meshes of frame ``k`` of ``traj``: triangles and rod polylines (the points of
+    kinematic frames and rigid bodies are left out).  ``layout``: :func:`mesh_layout` of
+    ``traj``, computed once for many frames."""
+    layout = mesh_layout(traj) if layout is None else layout
+    if not layout:
+        return []
+    extra = np.asarray(traj.extra_points[k], dtype=np.float64)
+    return [FrameMesh(name, extra[a:b], tri, rods) for a, b, name, tri, rods in layout]
+
 
 _FORMATS = ("obj", "ply")
 
@@ -50,20 +101,23 @@ def _polylines(points, offsets, closed):
     return pts, off, cl
 
 
-def _strand_radii(radii, n_strands: int) -> np.ndarray:
-    """Radii [m], float64 shape [S], finite and non-negative."""
+def _vertex_radii(radii, off: np.ndarray) -> np.ndarray:
+    """Radius of every vertex [m], float64 [n], finite and non-negative, from one radius, one
+    per strand [S] or one per vertex [n] (the same thing when S = n)."""
+    n_strands, n = off.shape[0] - 1, int(off[-1])
     try:
         r = np.asarray(radii, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"radii must be numbers ({exc})") from None
     if r.ndim == 0:
         r = np.full(n_strands, float(r))
-    if r.shape != (n_strands,):
-        raise ValueError(f"radii must have shape [{n_strands}] (one per strand), got {r.shape}")
+    if r.shape not in ((n_strands,), (n,)):
+        raise ValueError(f"radii must have shape [{n_strands}] (one per strand) or [{n}] (one "
+                         f"per vertex), got {r.shape}")
     if not np.all(np.isfinite(r) & (r >= 0)):
         k = int(np.argmax(~(np.isfinite(r) & (r >= 0))))
         raise ValueError(f"radii[{k}] = {r[k]} is not a finite non-negative radius")
-    return r
+    return np.repeat(r, np.diff(off)) if r.shape == (n_strands,) else r
 
 
 def _edges(off: np.ndarray, closed: np.ndarray) -> np.ndarray:
@@ -91,51 +145,107 @@ def _write_text(path, lines: list[str]) -> Path:
     return p
 
 
+def _meshes(meshes) -> list[FrameMesh]:
+    """``meshes`` checked: FrameMesh objects with finite points and triangles and rods inside
+    them (ValueError naming the mesh)."""
+    out = []
+    for m in meshes:
+        if not isinstance(m, FrameMesh):
+            raise TypeError(f"meshes must be FrameMesh objects, got {type(m).__name__}")
+        pts = np.asarray(m.points, dtype=np.float64)
+        if pts.ndim != 2 or pts.shape[1] != 3 or not np.all(np.isfinite(pts)):
+            raise ValueError(f"mesh {m.name!r}: points must be finite with shape [n, 3]")
+        tri = np.asarray(m.triangles, dtype=np.int64).reshape(-1, 3)
+        cells = [tri.ravel()] + [np.asarray(c.points) for c in m.rods]
+        used = np.concatenate(cells) if cells else np.zeros(0, np.int64)
+        if used.size and (used.min() < 0 or used.max() >= len(pts)):
+            raise ValueError(f"mesh {m.name!r}: a triangle or rod indexes outside its "
+                             f"{len(pts)} points")
+        out.append(FrameMesh(m.name, pts, tri, tuple(m.rods)))
+    return out
+
+
+def _obj_vertices(pts: np.ndarray) -> list[str]:
+    return [f"v {x:.17g} {y:.17g} {z:.17g}" for x, y, z in pts]
+
+
+def _obj_line(idx, first: int) -> str:
+    return "l " + " ".join(str(int(i) + first) for i in idx)
+
+
 # ---------------------------------------------------------------------------------- writers
-def write_obj_polylines(path, points, offsets, closed=None) -> Path:
-    """Write strands as OBJ polylines; returns the path.
+def write_obj_polylines(path, points, offsets, closed=None, *, meshes=()) -> Path:
+    """Write strands (and meshes) as OBJ polylines (and faces); returns the path.
 
     ``points``: vertices of all strands concatenated [m], shape [n, 3]; ``offsets``: first
     vertex of each strand and ``n``, int shape [n_strands + 1]; ``closed``: one flag per strand
     (default all open) -- a closed strand's ``l`` line ends with its first index again.
-    Strands with fewer than two vertices get vertices but no ``l`` line.
+    Strands with fewer than two vertices get vertices but no ``l`` line.  ``meshes``:
+    :class:`FrameMesh` objects, each written as an object (``o``) of its points, its triangles
+    as ``f`` lines and its rod polylines as ``l`` lines; the strands are then the object
+    ``strands``.
     """
     pts, off, cl = _polylines(points, offsets, closed)
+    meshes = _meshes(meshes)
     check_writable_folder(path)
     lines = ["# strandlab polylines", f"# {pts.shape[0]} vertices, {off.shape[0] - 1} strands"]
-    lines.extend(f"v {x:.17g} {y:.17g} {z:.17g}" for x, y, z in pts)
+    if meshes and pts.shape[0]:
+        lines.append("o strands")
+    lines.extend(_obj_vertices(pts))
     for s in range(off.shape[0] - 1):
         a, b = int(off[s]), int(off[s + 1])
         if b - a < 2:
             continue
-        idx = list(range(a + 1, b + 1))
+        idx = list(range(a, b))
         if cl[s] and b - a >= 3:
-            idx.append(a + 1)
-        lines.append("l " + " ".join(map(str, idx)))
+            idx.append(a)
+        lines.append(_obj_line(idx, 1))
+    first = pts.shape[0] + 1
+    for m in meshes:
+        lines.append(f"o {m.name}")
+        lines.extend(_obj_vertices(m.points))
+        lines.extend("f " + " ".join(str(int(i) + first) for i in t) for t in m.triangles)
+        lines.extend(_obj_line(c.points, first) for c in m.rods)
+        first += len(m.points)
     return _write_text(path, lines)
 
 
-def write_ply_polylines(path, points, offsets, closed=None, radii=None) -> Path:
-    """Write strands as an ASCII PLY file with vertex and edge elements; returns the path.
+def write_ply_polylines(path, points, offsets, closed=None, radii=None, *, meshes=()) -> Path:
+    """Write strands (and meshes) as an ASCII PLY file with vertex, face and edge elements;
+    returns the path.
 
     ``points``, ``offsets``, ``closed`` as in :func:`write_obj_polylines`.  ``radii``: one
-    radius [m] per strand, shape [n_strands] (or a single number); when given, each vertex gets
-    a ``radius`` property equal to its strand's radius.
+    radius [m] per strand [n_strands], per vertex [n], or a single number; when given, each
+    vertex gets a ``radius`` property.  ``meshes``: :class:`FrameMesh` objects whose points
+    follow the strands' in the vertex element (with the radius of the rods through them, 0
+    elsewhere), their triangles in a ``face`` element and their rod polylines as edges.
     """
     pts, off, cl = _polylines(points, offsets, closed)
+    meshes = _meshes(meshes)
+    r = None if radii is None else _vertex_radii(radii, off)
     check_writable_folder(path)
-    edges = _edges(off, cl)
+    edges, faces, first = [_edges(off, cl)], [], pts.shape[0]
+    for m in meshes:
+        edges.append(m.rod_edges() + first)
+        faces.append(m.triangles + first)
+        first += len(m.points)
+    edges = np.concatenate(edges)
+    faces = np.concatenate(faces) if faces else np.zeros((0, 3), np.int64)
+    if meshes:
+        pts = np.concatenate([pts] + [m.points for m in meshes])
+        if r is not None:
+            r = np.concatenate([r] + [m.point_radii() for m in meshes])
     header = ["ply", "format ascii 1.0", "comment strandlab polylines",
               f"element vertex {pts.shape[0]}",
               "property double x", "property double y", "property double z"]
-    if radii is not None:
-        r = _strand_radii(radii, off.shape[0] - 1)
-        per_vertex = np.repeat(r, np.diff(off))
+    if r is not None:
         header.append("property double radius")
-        rows = [f"{x:.17g} {y:.17g} {z:.17g} {rad:.17g}"
-                for (x, y, z), rad in zip(pts, per_vertex)]
+        rows = [f"{x:.17g} {y:.17g} {z:.17g} {rad:.17g}" for (x, y, z), rad in zip(pts, r)]
     else:
         rows = [f"{x:.17g} {y:.17g} {z:.17g}" for x, y, z in pts]
+    if len(faces):
+        header += [f"element face {len(faces)}", "property list uchar int vertex_indices"]
+        rows.extend(f"3 {i} {j} {k}" for i, j, k in faces)
     header += [f"element edge {edges.shape[0]}", "property int vertex1", "property int vertex2",
                "end_header"]
     rows.extend(f"{i} {j}" for i, j in edges)
@@ -146,7 +256,9 @@ def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 
                   frames=None, progress=None) -> list[Path]:
     """Write frames of ``traj`` as ``out_dir/frame_NNNNN.<fmt>``, one file per frame.
 
-    ``fmt``: ``"obj"`` or ``"ply"`` (the PLY files carry the strand radii).  ``frames``: the
+    ``fmt``: ``"obj"`` or ``"ply"`` (the PLY files carry the radius of every vertex).  The
+    scene's meshes (:func:`frame_meshes`: triangles and rod polylines) are written with the
+    strands.  ``frames``: the
     selection of :func:`~strandlab.io.selection.select_frames` (``"A:B:S"``, default all),
     of which every ``every``-th frame is written.  ``NNNNN`` is the trajectory frame index (so
     ``every=2`` writes ``frame_00000``, ``frame_00002``, ...).  ``out_dir`` is created if
@@ -163,14 +275,16 @@ def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 
     sel = select_frames(frames, traj.n_frames)[::int(every)]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, layout = [], mesh_layout(traj)
     for k in sel:
         p = out / f"frame_{int(k):05d}.{fmt}"
+        meshes = frame_meshes(traj, int(k), layout=layout)
         if fmt == "obj":
-            write_obj_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed)
+            write_obj_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
+                                meshes=meshes)
         else:
             write_ply_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
-                                traj.radii)
+                                traj.vertex_radii, meshes=meshes)
         written.append(p)
         if progress is not None:
             progress(int(k))

@@ -8,18 +8,22 @@
   strands of the same material (``metadata["scene"]["strands"][i]["material"]``, as recorded
   by the runner) and the same closedness (a curve primitive is either periodic or not);
 * :func:`extra_parts` splits the extra points (``Scene.extra_layout``: 3 points per kinematic
-  frame, the vertices of each mesh, 3 points per rigid body) into named parts, using the run's
-  recorded scene when it agrees with the trajectory and one part of all points otherwise.
+  frame, the vertices of each mesh, 3 points per rigid body, the vertices of each simplicial
+  rod/shell/solid mesh) into named parts, using the run's recorded scene when it agrees with
+  the trajectory and one part of all points otherwise; each mesh part carries its triangles,
+  rod edges (with their radii) and tetrahedra;
+* :func:`rod_chains` turns rod edges into polylines, split where rods meet.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = ["select_frames", "frame_rate", "strand_groups", "extra_parts", "StrandGroup",
-           "ExtraPart", "prim_name", "import_optional", "INTERCHANGE_EXTRA"]
+           "ExtraPart", "RodChain", "rod_chains", "prim_name", "import_optional",
+           "INTERCHANGE_EXTRA"]
 
 #: The optional dependency group of the USD and Alembic formats.
 INTERCHANGE_EXTRA = "interchange"
@@ -180,14 +184,24 @@ def strand_groups(traj) -> list[StrandGroup]:
 
 @dataclass(frozen=True)
 class ExtraPart:
-    """A part of the extra points: ``kind`` ``"mesh"`` (with ``triangles`` int [M, 3] local to
-    the part) or ``"points"``; ``name``; its points ``start .. stop - 1``."""
+    """A part of the extra points, its points ``start .. stop - 1``: ``kind`` ``"mesh"`` (a
+    deformable mesh or a simplicial rod/shell/solid mesh) or ``"points"`` (the 3 points of
+    each kinematic frame or rigid body); ``name``.  A mesh has ``triangles`` int [M, 3] (shell
+    triangles and solid boundary faces), ``segments`` int [G, 2] (rod edges) with
+    ``segment_radii`` [G] (m) and ``tets`` int [K, 4], all indexing the part's points."""
 
     kind: str
     name: str
     start: int
     stop: int
     triangles: np.ndarray
+    segments: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    segment_radii: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    tets: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+
+    @property
+    def n_points(self) -> int:
+        return self.stop - self.start
 
 
 def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
@@ -199,9 +213,11 @@ def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
         meshes = [(str(m.get("name") or f"mesh_{k}"), int(m["n_vertices"]))
                   for k, m in enumerate(scene.get("meshes") or [])]
         nb = len(scene.get("bodies") or [])
+        simplicial = [(str(m.get("name") or f"simplicial_{k}"), int(m["vertices"]))
+                      for k, m in enumerate(scene.get("simplicial") or [])]
     except (TypeError, KeyError, ValueError, AttributeError):
         return None
-    if 3 * nf + sum(n for _, n in meshes) + 3 * nb != n_extra:
+    if 3 * nf + sum(n for _, n in meshes + simplicial) + 3 * nb != n_extra:
         return None
     parts, k = [], 0
     if nf:
@@ -212,28 +228,98 @@ def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
         k += n
     if nb:
         parts.append(("points", "bodies", k, k + 3 * nb))
+        k += 3 * nb
+    for name, n in simplicial:
+        parts.append(("mesh", name, k, k + n))
+        k += n
     return parts
 
 
+def _local(cells: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cells lying in points ``a .. b - 1``, renumbered from ``a``, and their mask."""
+    inside = np.all((cells >= a) & (cells < b), axis=1)
+    return cells[inside] - a, inside
+
+
 def extra_parts(traj) -> list[ExtraPart]:
-    """The extra points of ``traj`` split into named parts (see the module docstring)."""
+    """The extra points of ``traj`` split into named parts (see the module docstring).  Without
+    a recorded scene that matches, the extra points are one part ``extra_mesh`` (when there are
+    triangles, rod edges or tetrahedra) or ``extra_points``."""
     n = traj.n_extra
-    tri = np.asarray(traj.extra_triangles, dtype=np.int64).reshape(-1, 3)
     if n == 0:
         return []
+    tri = np.asarray(traj.extra_triangles, dtype=np.int64).reshape(-1, 3)
+    seg = np.asarray(getattr(traj, "extra_segments", np.zeros((0, 2))),
+                     dtype=np.int64).reshape(-1, 2)
+    seg_r = np.asarray(getattr(traj, "extra_segment_radii", np.zeros(0)), dtype=np.float64)
+    tets = np.asarray(getattr(traj, "extra_tetrahedra", np.zeros((0, 4))),
+                      dtype=np.int64).reshape(-1, 4)
     parts = _recorded_parts(getattr(traj, "metadata", {}), n)
     if parts is None:
-        kind = "mesh" if len(tri) else "points"
-        parts = [(kind, "extra_mesh" if len(tri) else "extra_points", 0, n)]
+        cells = len(tri) + len(seg) + len(tets)
+        parts = [("mesh" if cells else "points", "extra_mesh" if cells else "extra_points",
+                  0, n)]
     out, used = [], set()
     for kind, name, a, b in parts:
-        local = np.zeros((0, 3), np.int64)
-        if kind == "mesh":
-            local = tri[np.all((tri >= a) & (tri < b), axis=1)] - a
         base = prim_name(name)
         unique, k = base, 1
         while unique in used:
             unique, k = f"{base}_{k}", k + 1
         used.add(unique)
-        out.append(ExtraPart(kind, unique, a, b, local))
+        if kind != "mesh":
+            out.append(ExtraPart(kind, unique, a, b, np.zeros((0, 3), np.int64)))
+            continue
+        local_seg, inside = _local(seg, a, b)
+        out.append(ExtraPart(kind, unique, a, b, _local(tri, a, b)[0], local_seg,
+                             seg_r[inside], _local(tets, a, b)[0]))
+    return out
+
+
+@dataclass(frozen=True)
+class RodChain:
+    """A polyline of rod edges: ``points`` int [n] (indices of the part's points; a closed
+    loop repeats its first point at the end) and ``radius`` [m]."""
+
+    points: np.ndarray
+    radius: float
+
+
+def rod_chains(segments, radii) -> list[RodChain]:
+    """Rod edges ``segments`` int [G, 2] with section ``radii`` [G] (m) chained into
+    polylines: a chain runs through the vertices joining exactly two edges of the same radius
+    and ends where rods meet (three or more edges), end (one edge) or change radius.  A closed
+    loop of such vertices is one chain that ends on its first vertex.  Every edge is in exactly
+    one chain."""
+    seg = np.asarray(segments, dtype=np.int64).reshape(-1, 2)
+    rad = np.asarray(radii, dtype=np.float64).reshape(-1)
+    incident: dict[int, list[int]] = {}
+    for e, (a, b) in enumerate(seg.tolist()):
+        incident.setdefault(a, []).append(e)
+        incident.setdefault(b, []).append(e)
+
+    def passes(v: int) -> bool:
+        es = incident[v]
+        return len(es) == 2 and rad[es[0]] == rad[es[1]]
+
+    done = np.zeros(len(seg), dtype=bool)
+
+    def walk(v: int, e: int) -> RodChain:
+        path, r = [v], float(rad[e])
+        while True:
+            done[e] = True
+            a, b = (int(x) for x in seg[e])
+            v = b if a == v else a
+            path.append(v)
+            if v == path[0] or not passes(v):
+                return RodChain(np.asarray(path, dtype=np.int64), r)
+            e = next(f for f in incident[v] if not done[f])
+
+    out = []
+    for e in range(len(seg)):               # open chains, from an end
+        a, b = (int(x) for x in seg[e])
+        if not done[e] and not (passes(a) and passes(b)):
+            out.append(walk(a if not passes(a) else b, e))
+    for e in range(len(seg)):               # what is left are closed loops
+        if not done[e]:
+            out.append(walk(int(seg[e, 0]), e))
     return out

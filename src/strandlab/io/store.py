@@ -18,9 +18,11 @@ import numpy as np
 
 from .trajectory import (
     FORMAT_VERSION,
+    OPTIONAL_STATIC,
     Trajectory,
     TrajectoryBase,
     check_layout,
+    check_mesh_layout,
     check_status,
     decode_metadata,
     first_non_finite,
@@ -35,7 +37,8 @@ FORMAT_NAME = "strandlab.trajectory"     #: value of the root attribute ``format
 
 _FRAME_DATASETS = ("positions", "d1", "extra_points")
 _STATIC_DATASETS = ("strand_offsets", "edge_offsets", "closed", "radii", "extra_triangles")
-_UNITS = {"times": "s", "positions": "m", "d1": "1", "extra_points": "m", "radii": "m"}
+_UNITS = {"times": "s", "positions": "m", "d1": "1", "extra_points": "m", "radii": "m",
+          "vertex_radii": "m", "extra_segment_radii": "m"}
 _TIMES_CHUNK = 1024         # frame times per chunk of the ``times`` dataset
 _COMPRESSIONS = (None, "gzip", "lzf")
 # HDF5 keeps about 0.4 kB of chunk-index bookkeeping per chunk while a file is open: the
@@ -69,8 +72,12 @@ class TrajectoryWriter:
 
     The static layout is given up front (shapes as in :class:`~strandlab.io.trajectory.
     Trajectory`): ``strand_offsets`` and ``edge_offsets`` (int [S + 1]; they fix V and E),
-    ``closed`` [S], ``radii`` [S] (m), ``n_extra`` (X, extra points per frame) and
-    ``extra_triangles`` (int [M, 3] into the extra points).  ``metadata`` is a JSON-
+    ``closed`` [S], ``radii`` [S] (m), ``n_extra`` (X, extra points per frame),
+    ``extra_triangles`` (int [M, 3] into the extra points) and the arrays of
+    :func:`~strandlab.io.trajectory.check_mesh_layout`: ``vertex_radii`` [V] (m; default the
+    strand's radius at each vertex), ``extra_segments`` (int [G, 2], rod edges into the extra
+    points) with ``extra_segment_radii`` [G] (m), ``extra_tetrahedra`` (int [K, 4]).
+    ``metadata`` is a JSON-
     serialisable dict; ``solver`` (``{"type": name, "settings": {...}}``) is stored in it as
     ``metadata["solver"]``.  ``compression``: None (default: float64 simulation output
     compresses by only about 10 %, at several times the write cost), ``"gzip"`` (level
@@ -93,7 +100,8 @@ class TrajectoryWriter:
     def __init__(self, path, *, strand_offsets, edge_offsets, closed, radii, n_extra: int = 0,
                  extra_triangles=None, metadata: dict | None = None, solver: dict | None = None,
                  compression: str | None = None, compression_level: int = 4,
-                 keep_frames: int = 0) -> None:
+                 keep_frames: int = 0, vertex_radii=None, extra_segments=None,
+                 extra_segment_radii=None, extra_tetrahedra=None) -> None:
         if not _is_int(n_extra) or n_extra < 0:
             raise ValueError(f"n_extra must be an integer >= 0, got {n_extra!r}")
         if compression not in _COMPRESSIONS:
@@ -105,6 +113,9 @@ class TrajectoryWriter:
         tri = np.zeros((0, 3), dtype=np.int64) if extra_triangles is None else extra_triangles
         so, eo, cl, rad, tri = check_layout(strand_offsets, edge_offsets, closed, radii, tri,
                                             nv, ne, int(n_extra))
+        mesh = dict(zip(OPTIONAL_STATIC, check_mesh_layout(
+            vertex_radii, extra_segments, extra_segment_radii, extra_tetrahedra,
+            strand_offsets=so, radii=rad, n_extra=int(n_extra))))
         text = metadata_json(with_solver({} if metadata is None else metadata, solver))
         p = Path(path)
         if not p.parent.is_dir():
@@ -119,14 +130,16 @@ class TrajectoryWriter:
         self._file = h5py.File(p, "r+" if keep_frames else "w")
         try:
             if keep_frames:
-                self._continue(int(keep_frames), (so, eo, cl, rad, tri), text)
+                self._continue(int(keep_frames), (so, eo, cl, rad, tri), mesh, text)
             else:
-                self._create(so, eo, cl, rad, tri, text, compression, compression_level)
+                self._create((so, eo, cl, rad, tri), mesh, text, compression,
+                             compression_level)
         except BaseException:
             self._file.close()
             raise
 
-    def _create(self, so, eo, cl, rad, tri, text, compression, level) -> None:
+    def _create(self, layout: tuple, mesh: dict, text, compression, level) -> None:
+        so, eo, cl, rad, tri = layout
         f = self._file
         f.attrs["format"] = FORMAT_NAME
         f.attrs["format_version"] = np.int64(FORMAT_VERSION)
@@ -140,6 +153,10 @@ class TrajectoryWriter:
         f.create_dataset("closed", data=cl.astype(np.int8))
         f.create_dataset("radii", data=rad).attrs["units"] = "m"
         f.create_dataset("extra_triangles", data=tri, shape=tri.shape, dtype=np.int64)
+        for name, arr in mesh.items():
+            ds = f.create_dataset(name, data=arr, shape=arr.shape, dtype=arr.dtype)
+            if name in _UNITS:
+                ds.attrs["units"] = _UNITS[name]
         f.create_dataset("times", shape=(0,), maxshape=(None,), dtype=np.float64,
                          chunks=(_TIMES_CHUNK,)).attrs["units"] = "s"
         opts = {}
@@ -156,9 +173,11 @@ class TrajectoryWriter:
         self._datasets = {name: f[name] for name in ("times",) + _FRAME_DATASETS}
         f.flush()
 
-    def _continue(self, keep: int, layout: tuple, text: str) -> None:
+    def _continue(self, keep: int, layout: tuple, mesh: dict, text: str) -> None:
         """Open an existing trajectory of the same layout to append after its first ``keep``
-        frames (the later ones are dropped); ValueError naming the file otherwise."""
+        frames (the later ones are dropped); ValueError naming the file otherwise.  A file
+        without the arrays of ``mesh`` (written before them) is continued when this run's
+        equal their defaults, and they are added to it."""
         f = self._file
         if f.attrs.get("format") != FORMAT_NAME or \
                 f.attrs.get("format_version") != FORMAT_VERSION:
@@ -169,6 +188,15 @@ class TrajectoryWriter:
             if have is None or not np.array_equal(np.asarray(have).astype(want.dtype), want):
                 raise ValueError(f"trajectory {self.path}: its {name} differs from this run's;"
                                  " cannot continue it")
+        stored = check_mesh_layout(*(f[k][()] if k in f else None for k in OPTIONAL_STATIC),
+                                   strand_offsets=layout[0], radii=layout[3],
+                                   n_extra=int(f["extra_points"].shape[1]))
+        for (name, want), have in zip(mesh.items(), stored):
+            if not np.array_equal(have, want):
+                raise ValueError(f"trajectory {self.path}: its {name} differs from this run's;"
+                                 " cannot continue it")
+            if name not in f:
+                f.create_dataset(name, data=want, shape=want.shape, dtype=want.dtype)
         n = int(f.attrs.get("frames_written", 0))
         if n < keep:
             raise ValueError(f"trajectory {self.path} holds {n} frames; cannot keep {keep}")
@@ -320,7 +348,8 @@ def write_h5_trajectory(path, traj: TrajectoryBase, *, metadata: dict | None = N
     w = TrajectoryWriter(p, strand_offsets=traj.strand_offsets, edge_offsets=traj.edge_offsets,
                          closed=traj.closed, radii=traj.radii, n_extra=traj.n_extra,
                          extra_triangles=traj.extra_triangles,
-                         metadata=traj.metadata if metadata is None else metadata, **options)
+                         metadata=traj.metadata if metadata is None else metadata,
+                         **{k: getattr(traj, k, None) for k in OPTIONAL_STATIC}, **options)
     try:
         broken = getattr(traj, "edge_broken", None)
         for k in range(traj.n_frames):
@@ -514,6 +543,11 @@ class StoredTrajectory(TrajectoryBase):
          self.extra_triangles) = check_layout(
             static["strand_offsets"], static["edge_offsets"], static["closed"], static["radii"],
             static["extra_triangles"], dims["positions"], dims["d1"], dims["extra_points"])
+        (self.vertex_radii, self.extra_segments, self.extra_segment_radii,
+         self.extra_tetrahedra) = check_mesh_layout(
+            *(f[k][()] if k in f else None for k in OPTIONAL_STATIC),
+            strand_offsets=self.strand_offsets, radii=self.radii,
+            n_extra=dims["extra_points"])
         times = np.asarray(f["times"][:n], dtype=np.float64)
         bad = first_non_finite(times)
         if bad is not None:
@@ -575,7 +609,8 @@ class StoredTrajectory(TrajectoryBase):
                           closed=self.closed, radii=self.radii,
                           extra_points=self.extra_points[:],
                           extra_triangles=self.extra_triangles, metadata=dict(self.metadata),
-                          status=self.status, edge_broken=self.edge_broken)
+                          status=self.status, edge_broken=self.edge_broken,
+                          **{k: getattr(self, k) for k in OPTIONAL_STATIC})
 
 
 def open_h5_trajectory(path) -> StoredTrajectory:

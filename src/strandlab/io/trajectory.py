@@ -28,8 +28,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Trajectory", "TrajectoryBase", "Frame", "save_trajectory", "load_trajectory",
-           "check_offsets", "check_layout", "edge_vertices", "d1_from_ghosts",
-           "FORMAT_VERSION", "STATUS_PREFIXES"]
+           "check_offsets", "check_layout", "check_mesh_layout", "edge_vertices",
+           "d1_from_ghosts", "FORMAT_VERSION", "STATUS_PREFIXES", "OPTIONAL_STATIC"]
 
 FORMAT_VERSION = 2  #: version of the trajectory layout written (``.npz`` and ``.h5``)
 
@@ -41,6 +41,9 @@ _FRAME_KEYS = ("positions", "d1", "extra_points")
 _ARRAY_KEYS = ("times", "positions", "d1", "strand_offsets", "edge_offsets", "closed",
                "radii", "extra_points", "extra_triangles")
 _KEYS = _ARRAY_KEYS + ("metadata", "format_version", "status")
+#: Static arrays added to format version 2 later: files without them still load, with the
+#: strand's radius at each of its vertices, no rod segments and no tetrahedra.
+OPTIONAL_STATIC = ("vertex_radii", "extra_segments", "extra_segment_radii", "extra_tetrahedra")
 _KEYS_V1 = ("times", "positions", "ghosts", "strand_offsets", "edge_offsets", "closed",
             "radii", "extra_points", "extra_triangles", "metadata", "format_version")
 
@@ -108,12 +111,28 @@ def _check_edge_counts(strand_offsets, edge_offsets, closed) -> None:
                          f"{int(ne[s])} edges, expected {int(expected[s])}")
 
 
-def _check_triangles(tri: np.ndarray, n: int) -> None:
-    _expect_shape("extra_triangles", tri, (tri.shape[0], 3))
-    if tri.size and (tri.min() < 0 or tri.max() >= n):
-        k = int(np.argmax(np.any((tri < 0) | (tri >= n), axis=1)))
-        raise ValueError(f"extra_triangles[{k}] = {tri[k].tolist()} indexes outside the "
-                         f"{n} extra points")
+def _check_cells(name: str, cells, cols: int, n: int) -> np.ndarray:
+    """Cells of ``cols`` indices into ``n`` extra points, int64 [k, cols] (ValueError naming
+    ``name`` and the first cell out of range)."""
+    arr = np.asarray(cells)
+    arr = _int_array(name, arr.reshape(0, cols) if arr.size == 0 else arr, 2)
+    _expect_shape(name, arr, (arr.shape[0], cols))
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        k = int(np.argmax(np.any((arr < 0) | (arr >= n), axis=1)))
+        raise ValueError(f"{name}[{k}] = {arr[k].tolist()} indexes outside the {n} extra "
+                         "points")
+    return arr
+
+
+def _radii_array(name: str, value, n: int) -> np.ndarray:
+    """Radii [m], float64 [n], finite and >= 0 (ValueError naming the first bad entry)."""
+    r = _float_array(name, value, 1)
+    _expect_shape(name, r, (n,))
+    bad = ~(np.isfinite(r) & (r >= 0))
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"{name}[{k}] = {r[k]} is not a finite radius >= 0")
+    return r
 
 
 def check_layout(strand_offsets, edge_offsets, closed, radii, extra_triangles,
@@ -135,10 +154,36 @@ def check_layout(strand_offsets, edge_offsets, closed, radii, extra_triangles,
     rad = _float_array("radii", radii, 1)
     _expect_shape("radii", rad, (s,))
     _check_edge_counts(so, eo, cl)
-    tri = np.asarray(extra_triangles)
-    tri = _int_array("extra_triangles", tri.reshape(0, 3) if tri.size == 0 else tri, 2)
-    _check_triangles(tri, n_extra)
+    tri = _check_cells("extra_triangles", extra_triangles, 3, n_extra)
     return so, eo, cl, rad, tri
+
+
+def check_mesh_layout(vertex_radii, extra_segments, extra_segment_radii, extra_tetrahedra, *,
+                      strand_offsets, radii, n_extra: int):
+    """Validated :data:`OPTIONAL_STATIC` arrays of a trajectory whose checked layout has
+    ``strand_offsets`` [S + 1], ``radii`` [S] and ``n_extra`` extra points; None stands for a
+    file without the array.
+
+    Returns ``(vertex_radii float64 [V] (m; default: each strand's radius at its vertices),
+    extra_segments int64 [G, 2] (rod edges of the simplicial meshes, into the extra points;
+    default none), extra_segment_radii float64 [G] (m), extra_tetrahedra int64 [K, 4]
+    (default none))``; ValueError naming the array otherwise.
+    """
+    so = np.asarray(strand_offsets, dtype=np.int64)
+    if vertex_radii is None:
+        vr = np.repeat(np.asarray(radii, dtype=np.float64), np.diff(so))
+    else:
+        vr = _radii_array("vertex_radii", vertex_radii, int(so[-1]))
+    seg = _check_cells("extra_segments", np.zeros((0, 2), np.int64) if extra_segments is None
+                       else extra_segments, 2, n_extra)
+    if extra_segment_radii is None and len(seg):
+        raise ValueError(f"extra_segment_radii must be given with the {len(seg)} "
+                         "extra_segments (one radius each)")
+    seg_r = _radii_array("extra_segment_radii", np.zeros(0) if extra_segment_radii is None
+                         else extra_segment_radii, len(seg))
+    tets = _check_cells("extra_tetrahedra", np.zeros((0, 4), np.int64)
+                        if extra_tetrahedra is None else extra_tetrahedra, 4, n_extra)
+    return vr, seg, seg_r, tets
 
 
 def check_status(status) -> str:
@@ -230,7 +275,9 @@ class TrajectoryBase:
     Subclasses provide ``times`` [T] (an array), ``positions`` [T, V, 3], ``d1`` [T, E, 3],
     ``extra_points`` [T, X, 3] (arrays, or lazily read objects indexed like arrays), the
     layout arrays ``strand_offsets``, ``edge_offsets``, ``closed``, ``radii``,
-    ``extra_triangles``, and ``metadata`` (dict) and ``status`` (str).
+    ``extra_triangles``, ``vertex_radii``, ``extra_segments``, ``extra_segment_radii``,
+    ``extra_tetrahedra`` (:func:`check_mesh_layout`), and ``metadata`` (dict) and ``status``
+    (str).
     """
 
     @property
@@ -330,6 +377,14 @@ class Trajectory(TrajectoryBase):
     status: str = "complete"        #: Run state, see :data:`STATUS_PREFIXES`
     #: Edges broken (torn) by the solver in each frame, bool [T, E], or None (never)
     edge_broken: np.ndarray | None = None
+    #: Section radius of each vertex [m], [V] (None: the strand's radius at each vertex)
+    vertex_radii: np.ndarray | None = None
+    #: Rod edges of the simplicial meshes into ``extra_points``, int [G, 2] (None: none)
+    extra_segments: np.ndarray | None = None
+    #: Section radius of each rod edge [m], [G]
+    extra_segment_radii: np.ndarray | None = None
+    #: Solid tetrahedra of the simplicial meshes into ``extra_points``, int [K, 4] (None: none)
+    extra_tetrahedra: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.times = _float_array("times", self.times, 1)
@@ -345,6 +400,11 @@ class Trajectory(TrajectoryBase):
          self.extra_triangles) = check_layout(self.strand_offsets, self.edge_offsets,
                                               self.closed, self.radii, self.extra_triangles,
                                               v, e, x)
+        (self.vertex_radii, self.extra_segments, self.extra_segment_radii,
+         self.extra_tetrahedra) = check_mesh_layout(
+            self.vertex_radii, self.extra_segments, self.extra_segment_radii,
+            self.extra_tetrahedra, strand_offsets=self.strand_offsets, radii=self.radii,
+            n_extra=x)
         if not isinstance(self.metadata, dict):
             raise ValueError(f"metadata must be a dict, got {type(self.metadata).__name__}")
         check_status(self.status)
@@ -443,7 +503,7 @@ def save_trajectory(path, traj: TrajectoryBase, *, solver=None, **h5_options) ->
     if h5_options:
         raise TypeError(f"options {sorted(h5_options)} apply to .h5 files only")
     text = metadata_json(meta)
-    arrays = {k: np.asarray(getattr(traj, k)) for k in _ARRAY_KEYS}
+    arrays = {k: np.asarray(getattr(traj, k)) for k in _ARRAY_KEYS + OPTIONAL_STATIC}
     _check_frames_finite(traj)
     np.savez_compressed(p, metadata=np.array(text), format_version=np.int64(FORMAT_VERSION),
                         status=np.array(check_status(traj.status)), **arrays)
@@ -470,7 +530,7 @@ def _read_npz(p: Path) -> dict:
             missing = [k for k in keys if k not in data.files]
             if missing:
                 raise ValueError(f"trajectory {p} lacks the key(s) {', '.join(missing)}")
-            return {k: data[k] for k in keys}
+            return {k: data[k] for k in keys + OPTIONAL_STATIC if k in data.files}
         except (OSError, zipfile.BadZipFile, EOFError, KeyError) as exc:
             raise ValueError(f"trajectory {p}: an entry cannot be read ({exc})") from None
 
@@ -495,7 +555,8 @@ def _load_npz(p: Path) -> Trajectory:
             entries["status"] = np.array("complete")
         status = check_status(_string_entry(p, "status", entries["status"]))
         traj = Trajectory(metadata=meta, status=status,
-                          **{k: entries[k] for k in _ARRAY_KEYS})
+                          **{k: entries[k] for k in _ARRAY_KEYS + OPTIONAL_STATIC
+                             if k in entries})
         _check_frames_finite(traj)
         if v1:
             traj.d1 = d1_from_ghosts(traj.positions, traj.d1, traj.strand_offsets,

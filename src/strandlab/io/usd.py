@@ -6,14 +6,23 @@ Writing (:func:`write_usd`): one stage, its default prim ``/strandlab`` an Xform
   (:func:`~strandlab.io.selection.strand_groups`: strands of one material and closedness),
   ``type = "linear"``, ``wrap = "nonperiodic"`` (or ``"periodic"`` for closed strands),
   ``curveVertexCounts``, per-vertex ``widths`` (interpolation ``vertex``) equal to twice the
-  strand's radius [m], ``points`` time-sampled at every exported frame (and ``extent`` with
+  vertex's section radius [m] (tapered strands taper), ``points`` time-sampled at every
+  exported frame (and ``extent`` with
   them); the custom attribute ``strandlab:strandIndices`` (int[]) gives the run's index of
   each curve and ``customData["strandlab"]["material"]`` the material; with ``d1=True`` a
   ``primvars:strandlab:d1`` (float3[], interpolation ``vertex``): vertex ``i`` of a strand
   carries the material direction of its edge ``i`` (the last vertex of an open strand repeats
   the last edge's);
-* ``/strandlab/meshes/<name>``: a ``Mesh`` prim per mesh of the scene (triangles, points
+* ``/strandlab/meshes/<name>``: a ``Mesh`` prim per mesh of the scene (triangles: a deformable
+  mesh's, or the shell triangles and solid boundary faces of a rod/shell/solid mesh; points
   time-sampled);
+* ``/strandlab/tetmeshes/<name>_tets``: a ``TetMesh`` prim per rod/shell/solid mesh with solids
+  (``tetVertexIndices``, ``surfaceFaceVertexIndices``: the boundary faces, outwards;
+  ``orientation = rightHanded``; ``purpose = guide``, as it shares its surface with the Mesh);
+* ``/strandlab/rods/<name>_rods``: a linear ``BasisCurves`` prim of the rod edges of a
+  rod/shell/solid mesh, chained into polylines split where rods meet
+  (:func:`~strandlab.io.selection.rod_chains`), per-vertex ``widths`` = twice the rod's radius,
+  ``strandlab:vertexIndices`` (int[]: the mesh vertex of each curve point);
 * ``/strandlab/points/frames`` and ``/strandlab/points/bodies``: ``Points`` prims of the
   kinematic frames' and rigid bodies' points (3 each: origin and two axis tips).
 
@@ -32,8 +41,16 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..sim.simplicial import boundary_faces
 from .atomic import atomic_path
-from .selection import extra_parts, frame_rate, import_optional, select_frames, strand_groups
+from .selection import (
+    extra_parts,
+    frame_rate,
+    import_optional,
+    rod_chains,
+    select_frames,
+    strand_groups,
+)
 
 __all__ = ["write_usd", "read_usd_strands", "UP_AXES"]
 
@@ -90,12 +107,16 @@ class _UsdWriter:
         G = self.UsdGeom
         root = G.Xform.Define(stage, "/strandlab")
         stage.SetDefaultPrim(root.GetPrim())
-        for scope in ("strands", "meshes", "points"):
+        parts = extra_parts(traj)
+        scopes = ["strands", "meshes", "points"]
+        scopes += ["tetmeshes"] if any(len(p.tets) for p in parts) else []
+        scopes += ["rods"] if any(len(p.segments) for p in parts) else []
+        for scope in scopes:
             G.Scope.Define(stage, f"/strandlab/{scope}")
         for g in strand_groups(traj):
             self.curves.append((g, self._define_curves(g)))
-        for part in extra_parts(traj):
-            self.meshes.append((part, self._define_extra(part)))
+        for part in parts:
+            self.meshes += [(part, prim, idx) for prim, idx in self._define_extra(part)]
 
     def _define_curves(self, g):
         G, Vt = self.UsdGeom, self.Vt
@@ -104,7 +125,8 @@ class _UsdWriter:
         c.CreateWrapAttr(G.Tokens.periodic if g.closed else G.Tokens.nonperiodic)
         counts = g.counts(self.traj.strand_offsets)
         c.CreateCurveVertexCountsAttr(Vt.IntArray.FromNumpy(counts))
-        widths = np.repeat(2.0 * np.asarray(self.traj.radii)[g.strands], counts)
+        index = g.vertex_index(self.traj.strand_offsets)
+        widths = 2.0 * np.asarray(self.traj.vertex_radii, dtype=np.float64)[index]
         c.CreateWidthsAttr(Vt.FloatArray.FromNumpy(widths.astype(np.float32)))
         c.SetWidthsInterpolation(G.Tokens.vertex)
         prim = c.GetPrim()
@@ -118,22 +140,60 @@ class _UsdWriter:
             d1 = G.PrimvarsAPI(c).CreatePrimvar("strandlab:d1", self.Sdf.ValueTypeNames.Float3Array,
                                                 G.Tokens.vertex)
         pad = 0.5 * float(widths.max()) if widths.size else 0.0
-        return c, g.vertex_index(self.traj.strand_offsets), d1, pad
+        return c, index, d1, pad
 
-    def _define_extra(self, part):
+    def _define_extra(self, part) -> list:
+        """The prims of one extra part, each with the indices of its points in the part
+        (None: all of them)."""
         G, Vt = self.UsdGeom, self.Vt
-        if part.kind == "mesh":
+        if part.kind != "mesh":
+            p = G.Points.Define(self.stage, f"/strandlab/points/{part.name}")
+            p.CreateWidthsAttr(Vt.FloatArray([self.width]))
+            p.SetWidthsInterpolation(G.Tokens.constant)
+            return [(p, None)]
+        out = []
+        if len(part.triangles) or not (len(part.segments) or len(part.tets)):
             m = G.Mesh.Define(self.stage, f"/strandlab/meshes/{part.name}")
             m.CreateFaceVertexCountsAttr(Vt.IntArray.FromNumpy(
                 np.full(len(part.triangles), 3, dtype=np.int32)))
             m.CreateFaceVertexIndicesAttr(Vt.IntArray.FromNumpy(
                 part.triangles.reshape(-1).astype(np.int32)))
             m.CreateSubdivisionSchemeAttr(G.Tokens.none)
-            return m
-        p = G.Points.Define(self.stage, f"/strandlab/points/{part.name}")
-        p.CreateWidthsAttr(Vt.FloatArray([self.width]))
-        p.SetWidthsInterpolation(G.Tokens.constant)
-        return p
+            out.append((m, None))
+        if len(part.tets):
+            out.append((self._define_tets(part), None))
+        if len(part.segments):
+            out.append(self._define_rods(part))
+        return out
+
+    def _define_tets(self, part):
+        G, Vt = self.UsdGeom, self.Vt
+        if not hasattr(G, "TetMesh"):
+            raise ImportError("writing tetrahedra needs a usd-core with UsdGeom.TetMesh "
+                              "(24.3 or later): pip install -U usd-core")
+        t = G.TetMesh.Define(self.stage, f"/strandlab/tetmeshes/{part.name}_tets")
+        t.CreateTetVertexIndicesAttr(Vt.Vec4iArray.FromNumpy(part.tets.astype(np.int32)))
+        t.CreateSurfaceFaceVertexIndicesAttr(Vt.Vec3iArray.FromNumpy(
+            boundary_faces(part.tets).astype(np.int32)))
+        t.CreateOrientationAttr(G.Tokens.rightHanded)
+        t.CreatePurposeAttr(G.Tokens.guide)
+        return t
+
+    def _define_rods(self, part):
+        G, Vt = self.UsdGeom, self.Vt
+        chains = rod_chains(part.segments, part.segment_radii)
+        index = np.concatenate([c.points for c in chains])
+        c = G.BasisCurves.Define(self.stage, f"/strandlab/rods/{part.name}_rods")
+        c.CreateTypeAttr(G.Tokens.linear)
+        c.CreateWrapAttr(G.Tokens.nonperiodic)
+        c.CreateCurveVertexCountsAttr(Vt.IntArray.FromNumpy(
+            np.array([len(ch.points) for ch in chains], dtype=np.int32)))
+        widths = np.concatenate([np.full(len(ch.points), 2.0 * ch.radius) for ch in chains])
+        c.CreateWidthsAttr(Vt.FloatArray.FromNumpy(widths.astype(np.float32)))
+        c.SetWidthsInterpolation(G.Tokens.vertex)
+        c.GetPrim().CreateAttribute("strandlab:vertexIndices", self.Sdf.ValueTypeNames.IntArray,
+                                    custom=True).Set(Vt.IntArray.FromNumpy(index.astype(np.int32)))
+        return c, index
 
     def frame(self, k: int, code: float) -> None:
         """Time samples of trajectory frame ``k`` at time code ``code``."""
@@ -148,10 +208,12 @@ class _UsdWriter:
                 d1.Set(Vt.Vec3fArray.FromNumpy(to_file_axes(dv, self.up).astype(np.float32)), tc)
         if self.meshes:
             extra = to_file_axes(np.asarray(self.traj.extra_points[k]), self.up)
-            for part, prim in self.meshes:
+            for part, prim, idx in self.meshes:
                 p = extra[part.start:part.stop]
+                p = p if idx is None else p[idx]
+                pad = 0.0 if idx is None else float(part.segment_radii.max())
                 prim.GetPointsAttr().Set(Vt.Vec3fArray.FromNumpy(p.astype(np.float32)), tc)
-                prim.GetExtentAttr().Set(Vt.Vec3fArray.FromNumpy(_extent(p, 0.0)), tc)
+                prim.GetExtentAttr().Set(Vt.Vec3fArray.FromNumpy(_extent(p, pad)), tc)
 
 
 def _stage_metadata(stage, UsdGeom, traj, frames: np.ndarray, up_axis: str) -> None:

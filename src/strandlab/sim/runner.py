@@ -131,7 +131,10 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
     lay = dict(strand_offsets=np.asarray(scene.strand_vertex_offsets),
                edge_offsets=np.asarray(scene.strand_edge_offsets),
                closed=scene.closed, radii=scene.radii,
-               extra_triangles=scene.extra_triangles)
+               extra_triangles=scene.extra_triangles, vertex_radii=scene.vertex_radii,
+               extra_segments=scene.extra_segments,
+               extra_segment_radii=scene.extra_segment_radii,
+               extra_tetrahedra=scene.extra_tetrahedra)
     meta = sim.to_dict()
     if resume is not None:
         meta["resumed_from"] = {"checkpoint": str(resume), "frame": first}

@@ -245,6 +245,12 @@ class Scene:
         """Largest section radius of each strand [m], [S] (for rendering)."""
         return np.array([float(np.max(s.radius)) for s in self.strands])
 
+    @property
+    def vertex_radii(self) -> np.ndarray:
+        """Section radius of every strand vertex [m], [V] (tapered strands taper)."""
+        parts = [np.asarray(s.radius, dtype=np.float64) for s in self.strands]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
     def strand_vertices(self, s: int) -> slice:
         """Slice of strand ``s``'s vertices in the concatenated layout."""
         if not 0 <= s < self.n_strands:
@@ -360,6 +366,21 @@ class Scene:
         lay = self.extra_layout()
         seg = [m.rod_edges + lay["simplicial"][k] for k, m in enumerate(self.simplicial)]
         return np.concatenate(seg).astype(np.int64) if seg else np.zeros((0, 2), np.int64)
+
+    @property
+    def extra_segment_radii(self) -> np.ndarray:
+        """Section radius of each rod edge of :attr:`extra_segments` [m], [G]: its rod part's
+        material (``contact_radius``: the radius, or half the width of a ribbon)."""
+        r = [np.array([m.parts[int(p)].material.contact_radius for p in m.rod_part])
+             for m in self.simplicial]
+        return np.concatenate(r).astype(np.float64) if r else np.zeros(0)
+
+    @property
+    def extra_tetrahedra(self) -> np.ndarray:
+        """Solid tetrahedra of the simplicial meshes indexing the extra points, int [K, 4]."""
+        lay = self.extra_layout()
+        tets = [m.tets + lay["simplicial"][k] for k, m in enumerate(self.simplicial)]
+        return np.concatenate(tets).astype(np.int64) if tets else np.zeros((0, 4), np.int64)
 
     def frame_size(self, f: int) -> float:
         """Length scale of frame ``f`` [m]: the mean rest edge length of the first strand it

@@ -1,0 +1,300 @@
+"""Per-vertex radii and the mixed model's meshes in trajectories and exports: a tapered strand
+run and a rod/shell/solid run recorded, exported to USD, Alembic, OBJ and PLY, reopened with
+pxr, alembic3d and a parser, and compared with the trajectory; files written before these
+arrays still load and export.  Most writer tests use the same scenes recorded without
+stepping (``run_fixtures.moved``), so that they need no solver; the runs themselves are
+exported by the tests parametrized with ``run``."""
+import alembic3d as abc  # in the test extra
+import h5py
+import numpy as np
+import pytest
+import run_fixtures as rf
+from pxr import Usd, UsdGeom  # usd-core: in the test extra
+from test_export import _parse_ply
+
+from strandlab.io.alembic import write_abc
+from strandlab.io.export import FrameMesh, export_frames, write_obj_polylines, write_ply_polylines
+from strandlab.io.selection import RodChain, extra_parts, rod_chains
+from strandlab.io.store import TrajectoryWriter
+from strandlab.io.strands import read_strands
+from strandlab.io.trajectory import OPTIONAL_STATIC, load_trajectory, save_trajectory
+from strandlab.io.usd import Z_TO_Y, write_usd
+
+F32 = 2e-7          # positions and widths go through 32-bit floats [m]
+MESH = slice(3, 14)  # the mesh's points among the extra points (after the frame's 3)
+
+
+@pytest.fixture(scope="module")
+def tapered():
+    return rf.tapered_run(3)
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return rf.mixed_run(3)
+
+
+@pytest.fixture(scope="module")
+def tapered_moved():
+    return rf.moved(rf.tapered_simulation(3), 3)
+
+
+@pytest.fixture(scope="module")
+def mixed_moved():
+    return rf.moved(rf.mixed_simulation(3), 3)
+
+
+def _source(request, name: str, source: str):
+    """The fixture ``name`` (a run) or ``name_moved`` (the scene recorded without stepping)."""
+    return request.getfixturevalue(name if source == "run" else f"{name}_moved")
+
+
+# ---------------------------------------------------------------------------------- records
+def test_runs_record_vertex_radii_rod_edges_and_tetrahedra(tapered, mixed):
+    taper = np.interp(np.linspace(0, 1, 7), [0, 1], [rf.ROOT, rf.TIP])
+    assert np.allclose(tapered.vertex_radii[:7], taper)
+    assert np.allclose(tapered.vertex_radii[7:], np.r_[np.full(4, rf.PLAIN), np.full(6, rf.ROOT)])
+    assert np.allclose(tapered.radii, [rf.ROOT, rf.PLAIN, rf.ROOT])      # the largest, as before
+    # the mesh's cells offset by the frame's 3 points
+    assert mixed.extra_segments.tolist() == [[6, 8], [8, 9], [9, 10], [9, 11], [11, 12],
+                                             [12, 13]]
+    assert np.allclose(mixed.extra_segment_radii, [rf.THIN] * 4 + [rf.THICK] * 2)
+    assert mixed.extra_tetrahedra.tolist() == [[3, 4, 5, 6]]
+    assert len(mixed.extra_triangles) == 5                    # the flap and the tet's 4 faces
+
+
+def test_the_new_arrays_are_saved_in_h5_and_npz(mixed_moved, tapered_moved, tmp_path):
+    assert all(getattr(mixed_moved, key).size for key in OPTIONAL_STATIC[1:])
+    taper = np.interp(np.linspace(0, 1, 7), [0, 1], [rf.ROOT, rf.TIP])
+    assert np.allclose(tapered_moved.vertex_radii[:7], taper)      # the scene's, per vertex
+    for k, traj in enumerate((mixed_moved, tapered_moved)):
+        for name in (f"t{k}.h5", f"t{k}.npz"):
+            back = load_trajectory(save_trajectory(tmp_path / name, traj))
+            for key in OPTIONAL_STATIC:
+                assert np.array_equal(getattr(back, key), getattr(traj, key)), (name, key)
+    with h5py.File(tmp_path / "t0.h5") as f:
+        assert f["vertex_radii"].attrs["units"] == "m"
+
+
+def _strip_new_datasets(path):
+    with h5py.File(path, "r+") as f:
+        for key in OPTIONAL_STATIC:
+            del f[key]
+
+
+def test_files_without_the_new_arrays_load_export_and_continue(mixed_moved, tapered_moved,
+                                                               tmp_path):
+    mixed, tapered = mixed_moved, tapered_moved
+    p = save_trajectory(tmp_path / "old.h5", mixed)
+    _strip_new_datasets(p)
+    with load_trajectory(p) as old:
+        assert np.array_equal(old.vertex_radii, np.repeat(old.radii,
+                                                           np.diff(old.strand_offsets)))
+        assert old.extra_segments.shape == (0, 2) and old.extra_tetrahedra.shape == (0, 4)
+        out = write_usd(tmp_path / "old.usda", old)
+    stage = Usd.Stage.Open(str(out))
+    mesh = UsdGeom.Mesh(stage.GetPrimAtPath("/strandlab/meshes/gadget"))
+    assert len(mesh.GetFaceVertexCountsAttr().Get()) == 5       # the parts still split
+    assert not stage.GetPrimAtPath("/strandlab/rods").IsValid()
+    # an old strand file: tapered radii fall back to each strand's largest
+    q = save_trajectory(tmp_path / "old_strands.h5", tapered)
+    _strip_new_datasets(q)
+    with load_trajectory(q) as old:
+        r = read_strands(write_usd(tmp_path / "old_strands.usd", old)).radius
+    assert np.allclose(r, np.repeat(tapered.radii, np.diff(tapered.strand_offsets)), atol=F32)
+    # a resumed run continues an old file: the arrays are checked against their defaults
+    lay = dict(strand_offsets=tapered.strand_offsets, edge_offsets=tapered.edge_offsets,
+               closed=tapered.closed, radii=tapered.radii)
+    with pytest.raises(ValueError, match="its vertex_radii differs"):
+        TrajectoryWriter(q, keep_frames=2, vertex_radii=tapered.vertex_radii, **lay)
+    TrajectoryWriter(q, keep_frames=2, **lay).close()
+    with load_trajectory(q) as cont:
+        assert cont.n_frames == 2 and cont.vertex_radii.shape == (17,)
+    with h5py.File(q) as f:
+        assert set(OPTIONAL_STATIC) <= set(f)                  # added to the old file
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(vertex_radii=np.ones(3)), r"vertex_radii has shape \(3,\), expected \(17,\)"),
+    (dict(vertex_radii=-np.ones(17)), r"vertex_radii\[0\] = -1.0 is not a finite radius"),
+    (dict(n_extra=2, extra_segments=[[0, 1]]), "extra_segment_radii must be given"),
+    (dict(extra_segments=[[0, 5]], extra_segment_radii=[1.0]),
+     r"extra_segments\[0\] = \[0, 5\] indexes outside the 0 extra points"),
+    (dict(extra_tetrahedra=[[0, 1, 2, 3]]), r"extra_tetrahedra\[0\]"),
+])
+def test_bad_mesh_layout_is_named(tapered_moved, tmp_path, bad, match):
+    tapered = tapered_moved
+    with pytest.raises(ValueError, match=match):
+        TrajectoryWriter(tmp_path / "x.h5", strand_offsets=tapered.strand_offsets,
+                         edge_offsets=tapered.edge_offsets, closed=tapered.closed,
+                         radii=tapered.radii, **bad)
+
+
+# ---------------------------------------------------------------------------------- chains
+def test_rod_chains_split_at_junctions_and_radius_changes(mixed_moved):
+    seg = [[0, 1], [1, 2], [2, 3], [1, 4], [4, 5], [6, 7], [7, 8], [8, 6], [9, 10], [10, 11]]
+    r = [1, 1, 1, 1, 1, 2, 2, 2, 1, 3]
+    got = [(c.points.tolist(), c.radius) for c in rod_chains(seg, r)]
+    assert got == [([0, 1], 1), ([1, 2, 3], 1), ([1, 4, 5], 1), ([9, 10], 1), ([10, 11], 3),
+                   ([6, 7, 8, 6], 2)]                     # the loop ends on its first vertex
+    part = next(p for p in extra_parts(mixed_moved) if p.kind == "mesh")
+    chains = rod_chains(part.segments, part.segment_radii)
+    assert [(c.points.tolist(), c.radius) for c in chains] == rf.MIXED_CHAINS
+
+
+# ---------------------------------------------------------------------------------- USD
+def _chain_index():
+    return np.concatenate([c for c, _ in rf.MIXED_CHAINS])
+
+
+@pytest.mark.parametrize("source, up", [("moved", "Z"), ("moved", "Y"), ("run", "Z")])
+def test_usd_mesh_tetmesh_and_rods(request, tmp_path, source, up):
+    mixed = _source(request, "mixed", source)
+    axes = np.eye(3) if up == "Z" else Z_TO_Y
+    stage = Usd.Stage.Open(str(write_usd(tmp_path / "m.usda", mixed, up_axis=up)))
+    mesh = UsdGeom.Mesh(stage.GetPrimAtPath("/strandlab/meshes/gadget"))
+    tri = mixed.extra_triangles - 3
+    assert np.array_equal(np.asarray(mesh.GetFaceVertexIndicesAttr().Get()), tri.ravel())
+    tet = UsdGeom.TetMesh(stage.GetPrimAtPath("/strandlab/tetmeshes/gadget_tets"))
+    assert np.asarray(tet.GetTetVertexIndicesAttr().Get()).tolist() == [[0, 1, 2, 3]]
+    faces = np.asarray(tet.GetSurfaceFaceVertexIndicesAttr().Get())
+    usd_faces = np.asarray(UsdGeom.TetMesh.ComputeSurfaceFaces(tet, Usd.TimeCode(0)))
+    assert sorted(map(tuple, faces)) == sorted(map(tuple, usd_faces))   # USD's orientation
+    assert sorted(map(tuple, faces)) == sorted(map(tuple, tri[1:]))     # the Mesh's solid faces
+    assert tet.GetOrientationAttr().Get() == UsdGeom.Tokens.rightHanded
+    assert tet.GetPurposeAttr().Get() == UsdGeom.Tokens.guide
+    rods = UsdGeom.BasisCurves(stage.GetPrimAtPath("/strandlab/rods/gadget_rods"))
+    assert list(rods.GetCurveVertexCountsAttr().Get()) == [3, 2, 2, 3]
+    idx = np.asarray(rods.GetPrim().GetAttribute("strandlab:vertexIndices").Get())
+    assert np.array_equal(idx, _chain_index())
+    widths = np.asarray(rods.GetWidthsAttr().Get())
+    assert np.allclose(widths, 2 * np.repeat([rf.THIN] * 3 + [rf.THICK], [3, 2, 2, 3]))
+    frames = UsdGeom.Points(stage.GetPrimAtPath("/strandlab/points/frames"))
+    for k in (0, 3):
+        extra = mixed.extra_points[k] @ axes.T
+        tc = Usd.TimeCode(k)
+        assert np.allclose(mesh.GetPointsAttr().Get(tc), extra[MESH], atol=F32)
+        assert np.allclose(tet.GetPointsAttr().Get(tc), extra[MESH], atol=F32)
+        assert np.allclose(rods.GetPointsAttr().Get(tc), extra[MESH][idx], atol=F32)
+        assert np.allclose(frames.GetPointsAttr().Get(tc), extra[:3], atol=F32)
+    assert np.abs(mixed.extra_points[3][MESH] - mixed.extra_points[0][MESH]).max() > 1e-3
+
+
+@pytest.mark.parametrize("source", ["moved", "run"])
+def test_tapered_widths_round_trip(request, tmp_path, source):
+    tapered = _source(request, "tapered", source)
+    want = tapered.vertex_radii
+    for path in (write_usd(tmp_path / "t.usdc", tapered),
+                 write_usd(tmp_path / "y.usda", tapered, up_axis="Y"),
+                 write_abc(tmp_path / "t.abc", tapered)):
+        for k in (0, 3):
+            s = read_strands(path, time=k / rf.FPS)
+            assert np.allclose(s.radius, want, rtol=1e-6, atol=0), path
+            assert np.allclose(s.points, tapered.positions[k], atol=F32), path
+    stage = Usd.Stage.Open(str(tmp_path / "t.usdc"))
+    c = UsdGeom.BasisCurves(stage.GetPrimAtPath("/strandlab/strands/material_0"))
+    assert np.allclose(np.asarray(c.GetWidthsAttr().Get())[:7], 2 * want[:7], rtol=1e-6)
+    ply = _parse_ply(export_frames(tapered, tmp_path / "ply", "ply", frames="2")[0])
+    assert np.array_equal(ply["vertex"]["radius"], want)
+
+
+# ---------------------------------------------------------------------------------- Alembic
+def test_alembic_polymesh_and_rods(mixed_moved, tmp_path):
+    mixed = mixed_moved
+    p = write_abc(tmp_path / "m.abc", mixed)
+    top = abc.Abc.IArchive(str(p)).getTop()
+    objs = {top.getChild(i).getName(): top.getChild(i) for i in range(top.getNumChildren())}
+    assert set(objs) == {"frames", "gadget", "gadget_rods"}
+    G, wrap = abc.AbcGeom, abc.Abc.WrapExistingFlag.kWrapExisting
+    for k in (0, 3):
+        sel = abc.Abc.ISampleSelector(k / rf.FPS)
+        extra = mixed.extra_points[k] @ Z_TO_Y.T
+        ms = G.IPolyMesh(objs["gadget"], wrap).getSchema().getValue(sel)
+        assert np.allclose(np.array(memoryview(ms.getPositions())), extra[MESH], atol=F32)
+        faces = np.array(list(ms.getFaceIndices())).reshape(-1, 3)
+        assert np.array_equal(faces, (mixed.extra_triangles - 3)[:, ::-1])   # clockwise
+        rods = G.ICurves(objs["gadget_rods"], wrap).getSchema()
+        rs = rods.getValue(sel)
+        assert list(rs.getCurvesNumVertices()) == [3, 2, 2, 3]
+        assert np.allclose(np.array(memoryview(rs.getPositions())),
+                           extra[MESH][_chain_index()], atol=F32)
+    widths = list(rods.getWidthsParam().getExpandedValue().getVals())
+    assert np.allclose(widths, 2 * np.repeat([rf.THIN] * 3 + [rf.THICK], [3, 2, 2, 3]))
+    user = rods.getUserProperties()
+    got = list(abc.Abc.IInt32ArrayProperty(user, "vertexIndices").getValue())
+    assert got == _chain_index().tolist()
+
+
+# ---------------------------------------------------------------------------------- OBJ, PLY
+def test_obj_and_ply_faces_and_rod_polylines(mixed_moved, tmp_path):
+    mixed = mixed_moved
+    obj = export_frames(mixed, tmp_path / "obj", "obj", frames="3")[0]
+    text = obj.read_text().splitlines()
+    assert "o gadget" in text and "o strands" not in text       # the run has no strands
+    verts = np.array([[float(v) for v in ln.split()[1:]] for ln in text if ln[:2] == "v "])
+    faces = [[int(i) - 1 for i in ln.split()[1:]] for ln in text if ln[:2] == "f "]
+    lines = [[int(i) - 1 for i in ln.split()[1:]] for ln in text if ln[:2] == "l "]
+    assert np.array_equal(verts, mixed.extra_points[3][MESH])    # 17 digits: exact
+    assert faces == (mixed.extra_triangles - 3).tolist()
+    assert lines == [c for c, _ in rf.MIXED_CHAINS]
+    ply_path = export_frames(mixed, tmp_path / "ply", "ply", frames="3")[0]
+    ply = _parse_ply(ply_path)
+    v = ply["vertex"]
+    assert np.array_equal(np.c_[v["x"], v["y"], v["z"]], mixed.extra_points[3][MESH])
+    want_r = np.zeros(11)
+    want_r[[3, 5, 6, 7, 8]] = rf.THIN
+    want_r[[8, 9, 10]] = rf.THICK                   # a vertex takes its thickest rod
+    assert np.array_equal(v["radius"], want_r)
+    text = ply_path.read_text().splitlines()
+    start = text.index("end_header") + 1 + 11                    # after the 11 vertices
+    assert "property list uchar int vertex_indices" in text
+    faces = [[int(i) for i in ln.split()] for ln in text[start:start + 5]]
+    assert faces == [[3, *t] for t in (mixed.extra_triangles - 3).tolist()]
+    edges = np.c_[ply["edge"]["vertex1"], ply["edge"]["vertex2"]].astype(int).tolist()
+    assert edges == [[3, 5], [5, 6], [6, 7], [6, 8], [8, 9], [9, 10]]
+
+
+def test_obj_with_strands_and_a_mesh_names_both_objects(tmp_path):
+    # strands and a deformable mesh: the interchange sample (two objects, one of faces)
+    from interchange_fixtures import sample_trajectory
+
+    obj = export_frames(sample_trajectory(2), tmp_path / "obj", "obj", frames="1")[0]
+    verts, lines = _parse_obj_objects(obj)
+    assert list(verts) == ["strands", "cloth"]
+    assert len(verts["strands"]) == 14 and len(verts["cloth"]) == 4
+    assert lines["cloth"] == [("f", [15, 16, 17]), ("f", [15, 17, 18])]
+
+
+def _parse_obj_objects(path):
+    verts, cells, name = {}, {}, None
+    for raw in path.read_text().splitlines():
+        parts = raw.split()
+        if not parts or parts[0] == "#":
+            continue
+        if parts[0] == "o":
+            name = parts[1]
+            verts[name], cells[name] = [], []
+        elif parts[0] == "v":
+            verts[name].append([float(x) for x in parts[1:]])
+        else:
+            cells[name].append((parts[0], [int(i) for i in parts[1:]]))
+    return verts, cells
+
+
+def test_mesh_indices_follow_the_strands(tmp_path):
+    """Strands and a mesh in one file: the mesh's faces and rods index past the strands'
+    vertices, and PLY radii follow each rod."""
+    pts, off = np.arange(15.0).reshape(5, 3) * 0.01, [0, 3, 5]
+    mesh = FrameMesh("m", np.eye(3) + 1.0, np.array([[0, 1, 2]]),
+                     (RodChain(np.array([0, 1]), 0.01), RodChain(np.array([1, 2]), 0.03)))
+    ply_path = write_ply_polylines(tmp_path / "a.ply", pts, off, radii=[0.001, 0.002],
+                                   meshes=[mesh])
+    ply = _parse_ply(ply_path)
+    assert np.array_equal(ply["vertex"]["radius"], [0.001] * 3 + [0.002] * 2 + [0.01, 0.03, 0.03])
+    edges = np.c_[ply["edge"]["vertex1"], ply["edge"]["vertex2"]].astype(int).tolist()
+    assert edges == [[0, 1], [1, 2], [3, 4], [5, 6], [6, 7]]
+    assert "3 5 6 7" in ply_path.read_text().splitlines()
+    text = write_obj_polylines(tmp_path / "a.obj", pts, off, meshes=[mesh]).read_text()
+    lines = text.splitlines()
+    assert lines.index("o strands") < lines.index("o m")
+    assert lines[-3:] == ["f 6 7 8", "l 6 7", "l 7 8"]
