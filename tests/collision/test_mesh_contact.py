@@ -3,7 +3,8 @@ gradient and Hessian against finite differences, its C1 onset at dhat, the zero 
 torque of every contact, the broad phase against a brute-force search of every pair on random
 configurations, bad input named; and, stepped by strandlab.implicit.ImplicitEuler, a patch
 dropped on a pinned patch never passes through it and comes to rest on it, and two free patches
-colliding keep their total momentum."""
+colliding keep their total momentum; moves limited by additive CCD stop a point or an edge short
+of a surface, and a patch falling three contact thicknesses per step does not tunnel."""
 import numpy as np
 import pytest
 
@@ -237,6 +238,69 @@ def test_bad_input_is_named():
         term.update(np.zeros(9), max_displacement=-1.0)
 
 
+# ------------------------------------------------------------------------------ moves
+
+TRIANGLE = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+
+
+def _point_over_triangle(d0, dhat=0.01):
+    """A point (vertex 0) ``d0`` above the triangle (1, 2, 3) in the plane z = 0, its pair
+    listed."""
+    term = MeshContactTerm(triangles=[[1, 2, 3]], vertex_dofs=[0, 3, 6, 9], stiffness=1.0,
+                           dhat=dhat, edges=np.zeros((0, 2), dtype=int))
+    q = np.concatenate([[0.2, 0.3, d0], TRIANGLE.reshape(-1)])
+    term.update(q, max_displacement=0.1)
+    assert term.n_stencils == 1
+    return term, q
+
+
+def test_move_limit_stops_a_point_short_of_a_triangle():
+    """Additive CCD: a point driven through a triangle is stopped between 0.1 and 0.2 of its
+    distance above it (MOVE_KEEP), also when the triangle comes up to meet it (the bound on
+    the closing speed counts both sides); moves that do not close the distance pass whole."""
+    d0 = 0.004
+    term, q = _point_over_triangle(d0)
+    dq = np.zeros(12)
+    dq[2] = -3.0 * d0
+    t = term.max_step(q, dq)
+    assert 0.1 * d0 * (1 - 1e-9) <= d0 - 3.0 * d0 * t < 0.2 * d0
+    dq[5::3] = 3.0 * d0                        # the triangle's vertices up as fast
+    t = term.max_step(q, dq)
+    assert 0.1 * d0 * (1 - 1e-9) <= d0 - 6.0 * d0 * t < 0.2 * d0
+    away = np.zeros(12)
+    away[2] = 10.0 * d0
+    assert term.max_step(q, away) == 1.0
+    short = np.zeros(12)
+    short[2] = -0.95 * d0                      # ends short of the triangle: whole
+    assert term.max_step(q, short) == 1.0
+    # the four vertices moved alike (the distance does not change), however far
+    assert term.max_step(q, np.tile([0.3, -0.2, 0.4], 4)) == 1.0
+    # sliding at a constant height, 20 times the distance: advanced step by step to the end
+    slide = np.zeros(12)
+    slide[0] = 20.0 * d0
+    assert term.max_step(q, slide) == 1.0
+    # 200 times: cut where ACCD_MAX_STEPS conservative steps got to (safe, if short)
+    slide[0] = 200.0 * d0
+    assert 0.2 < term.max_step(q, slide) < 0.4
+    # a point in the triangle's plane has no side to keep: nothing is cut
+    q[2] = 0.0
+    assert term.max_step(q, dq) == 1.0
+
+
+def test_move_limit_stops_two_edges_short_of_each_other():
+    d0 = 0.002
+    term = MeshContactTerm(triangles=np.zeros((0, 3), dtype=int), vertex_dofs=[0, 3, 6, 9],
+                           stiffness=1.0, dhat=0.01, edges=[[0, 1], [2, 3]])
+    q = np.array([-1.0, 0.3, d0, 1.0, 0.3, d0, 0.2, -1.0, 0.0, 0.2, 1.0, 0.0])
+    term.update(q, max_displacement=0.1)
+    assert term.n_stencils == 1 and term.pair_kind[0] == EDGE_EDGE_PAIR
+    dq = np.zeros(12)
+    dq[[2, 5]] = -3.0 * d0                     # the upper edge down, the lower one up
+    dq[[8, 11]] = d0
+    t = term.max_step(q, dq)
+    assert 0.1 * d0 * (1 - 1e-9) <= d0 - 4.0 * d0 * t < 0.2 * d0
+
+
 # ------------------------------------------------------------------------------ dynamics
 
 class _Patches:
@@ -394,6 +458,45 @@ def test_free_patches_colliding_keep_their_total_momentum():
     # the lower patch was hit: it took a share of the downward momentum (43 %)
     p_lower = (system.mass * v)[:27].reshape(-1, 3).sum(0)
     assert p_lower[2] < 0.3 * p0[2]
+
+
+def _fast_drop(limits: bool):
+    """A 3 x 3 patch (5 cm edges) falling at 3 m/s (12 mm per 4 ms step, three times the
+    contact thickness) onto a 4 x 4 patch pinned at its corners; returns the edge-triangle
+    crossings over 25 steps and the lowest height of a top vertex over the bottom patch."""
+    nb = 4
+    bottom = _patch(nb, 0.05)
+    top = _patch(3, 0.05, origin=(0.03, 0.04, 0.03),
+                 rotation=np.array([[1, 0, 0], [0, 0.995, -0.0998], [0, 0.0998, 0.995]]))
+    P, T = _join(bottom, top)
+    system = _Patches(P, T, mass=0.01, spring=2000.0, k=4000.0, dhat=0.004)
+    system.contact.limits_step = limits
+    fixed = np.zeros(P.size, dtype=bool)
+    for c in (0, nb - 1, nb * (nb - 1), nb * nb - 1):
+        fixed[3 * c:3 * c + 3] = True
+    nbv, bt = nb * nb, len(bottom[1])
+    q, v = P.reshape(-1).copy(), np.zeros(P.size)
+    v[3 * nbv + 2::3] = -3.0
+    top_edges = system.edges[(system.edges >= nbv).all(1)]
+    bot_edges = system.edges[(system.edges < nbv).all(1)]
+    out = {"crossings": 0, "heights": []}
+
+    def check(q, v, s):
+        x = q.reshape(-1, 3)
+        out["crossings"] += _crossings(x, top_edges, T[:bt]) + _crossings(x, bot_edges, T[bt:])
+        out["heights"].extend(_heights_above(x[nbv:], x, T[:bt]))
+
+    _run(system, q, v, 25, 0.004, 9.81, fixed, check, damping=5.0)
+    return out["crossings"], min(out["heights"])
+
+
+def test_a_fast_patch_never_tunnels_through_a_pinned_one():
+    # the penalty alone lets the inertial first iterate jump the patch across the other, and
+    # then pushes it on through; limited moves (additive CCD) stop it above
+    crossings, lowest = _fast_drop(limits=True)
+    assert crossings == 0 and lowest > 0.0
+    crossings, lowest = _fast_drop(limits=False)
+    assert crossings > 0 and lowest < 0.0
 
 
 def _sheets_timing(n=50, h=0.01, gap=0.0025):

@@ -354,3 +354,56 @@ def test_line_search_backtracks_to_the_armijo_point():
     ImplicitEuler(sys_, NewtonSettings(line_search=False)).step(q, np.zeros(1), q, np.zeros(1),
                                                                 1e8)
     assert q[0] == pytest.approx(-8.0, rel=1e-12)
+
+
+class HalfMoveTerm(QuadraticTerm):
+    """No energy; admits half of every move (``limits_step``) and records the moves asked."""
+
+    limits_step = True
+
+    def __init__(self, n):
+        super().__init__(np.arange(n)[:, None], np.zeros((n, 1, 1)), name="half moves")
+        self.asked = []
+
+    def max_step(self, q, dq):
+        self.asked.append((q.copy(), dq.copy()))
+        return 0.5
+
+
+def test_moves_limited_by_a_term():
+    """A term with ``limits_step`` cuts the inertial first iterate and every Newton move to
+    the part it admits (here half); fixed DOFs still go to their targets.  A free particle:
+    the first iterate is ``q_n + h v / 2``, one Newton step (the exact step to ``q_n + h v``)
+    is cut to half of it."""
+    term = HalfMoveTerm(3)
+    sys_ = ToySystem(3, np.ones(3), [term], [0, 3])
+    q0, v0, h = np.array([0.1, -0.2, 0.3]), np.array([1.0, 2.0, -4.0]), 0.01
+    fixed = np.array([False, False, True])
+    target = np.array([0.0, 0.0, 0.25])
+    integ = ImplicitEuler(sys_, NewtonSettings(initial_guess="inertial"), linear_solver="sparse")
+    q, v = np.zeros(3), np.zeros(3)
+    info = integ.step(q0, v0, q, v, h, fixed=fixed, q_fixed=target)
+    assert info.limited_moves == 2 and len(term.asked) == 2
+    np.testing.assert_allclose(term.asked[0][1][:2], h * v0[:2], rtol=1e-15)   # the guess
+    first = q0[:2] + 0.5 * h * v0[:2]
+    np.testing.assert_allclose(term.asked[1][0][:2], first, rtol=1e-15)
+    np.testing.assert_allclose(term.asked[1][1][:2], q0[:2] + h * v0[:2] - first, rtol=1e-12)
+    assert term.asked[1][1][2] == 0.0                      # fixed DOFs do not move in Newton
+    np.testing.assert_allclose(q[:2], q0[:2] + 0.75 * h * v0[:2], rtol=1e-12)
+    assert q[2] == target[2]
+    # with a tolerance: each move halves the error, the line search starts at the cut step
+    term.asked.clear()
+    integ = ImplicitEuler(sys_, NewtonSettings(tolerance=1e-6, initial_guess="inertial",
+                                               max_iterations=60), linear_solver="sparse")
+    info = integ.step(q0, v0, q, v, h, fixed=fixed, q_fixed=target)
+    assert info.converged and info.line_search_steps == 0 and info.min_step == 0.5
+    assert info.iterations >= 15 and info.limited_moves == info.iterations + 1
+    np.testing.assert_allclose(q[:2], q0[:2] + h * v0[:2], rtol=1e-6)
+    assert q[2] == target[2]
+    # a term that limits nothing is never asked
+    plain = ImplicitEuler(ToySystem(3, np.ones(3), [QuadraticTerm(np.arange(3)[:, None],
+                                                                  np.zeros((3, 1, 1)))], [0, 3]),
+                          NewtonSettings(initial_guess="inertial"), linear_solver="sparse")
+    info = plain.step(q0, v0, q, v, h)
+    assert info.limited_moves == 0
+    np.testing.assert_allclose(q, q0 + h * v0, rtol=1e-12)

@@ -4,11 +4,13 @@ from __future__ import annotations
 import sys
 import types
 
+import numba
 import numpy as np
 import pytest
 from implicit_toys import QuadraticTerm, dense_reference
 
 from strandlab.implicit import Assembly, LinearSolveError, SparseSolver
+from strandlab.implicit.sparse import pardiso_available
 
 N = 60
 BLOCKS = np.array([0, 20, 40, 60])
@@ -176,7 +178,10 @@ def test_use_cholmod_required_but_missing(monkeypatch):
 
 
 def _pardiso_stand_in(monkeypatch, calls):
-    """A dense stand-in for ``pypardiso`` (its solver's phases, ``iparm``, error -4)."""
+    """A dense stand-in for ``pypardiso``'s public API as of 0.4.7 (``PyPardisoSolver`` with
+    ``set_iparm``, ``factorize``: phase 12, ``solve``: phase 33 when handed the matrix it
+    factored, else 13; error -4 for a matrix that is not positive definite), recording the
+    phases run and the MKL threads asked for."""
 
     class PyPardisoError(Exception):
         def __init__(self, value):
@@ -191,30 +196,34 @@ def _pardiso_stand_in(monkeypatch, calls):
             assert mtype == 2
             self.iparm = np.zeros(64, dtype=np.int32)
             self.libmkl = Lib()
-            self.phase = 13
+            self.factorized_A = None
 
-        def set_phase(self, phase):
-            self.phase = phase
+        def set_iparm(self, i, value):
+            self.iparm[i - 1] = value
 
-        def free_memory(self, everything=False):
-            self.L = None
+        def _phase(self, phase, A):
+            calls[phase] = calls.get(phase, 0) + 1
+            assert A.format == "csr" and self.iparm[34] == 0 and self.iparm[7] == 0
+            U = A.toarray()
+            assert np.all(np.tril(U, -1) == 0.0)      # the upper triangle only
+            try:
+                self.L = np.linalg.cholesky(U + np.triu(U, 1).T)
+            except np.linalg.LinAlgError:
+                raise PyPardisoError(-4) from None
+            self.factorized_A = A.copy()
 
-        def _call_pardiso(self, A, b):
-            calls[self.phase] = calls.get(self.phase, 0) + 1
-            assert A.format == "csr" and self.iparm[34] == 0 and self.iparm[11] == 0
-            if self.phase == 11:
-                self.pattern = (A.indptr.copy(), A.indices.copy())
-            elif self.phase == 22:
-                assert np.array_equal(A.indptr, self.pattern[0])
-                U = A.toarray()
-                assert np.all(np.tril(U, -1) == 0.0)      # the upper triangle only
-                try:
-                    self.L = np.linalg.cholesky(U + np.triu(U, 1).T)
-                except np.linalg.LinAlgError:
-                    raise PyPardisoError(-4) from None
-            elif self.phase == 33:
-                return np.linalg.solve(self.L.T, np.linalg.solve(self.L, b))
-            return np.zeros_like(b)
+        def factorize(self, A):
+            self._phase(12, A)
+
+        def solve(self, A, b):
+            f = self.factorized_A
+            if f is None or not (np.array_equal(A.indptr, f.indptr)
+                                 and np.array_equal(A.indices, f.indices)
+                                 and np.array_equal(A.data, f.data)):
+                self._phase(13, A)
+            else:
+                calls[33] = calls.get(33, 0) + 1
+            return np.linalg.solve(self.L.T, np.linalg.solve(self.L, b))
 
     pkg = types.ModuleType("pypardiso")
     wrapper = types.ModuleType("pypardiso.pardiso_wrapper")
@@ -225,32 +234,64 @@ def _pardiso_stand_in(monkeypatch, calls):
     monkeypatch.setitem(sys.modules, "pypardiso.pardiso_wrapper", wrapper)
 
 
-def test_pardiso_path_with_a_stand_in(monkeypatch):
-    """The optional PARDISO path (upper triangle, analysis once per pattern, error -4 as not
-    positive definite), with a dense stand-in for ``pypardiso``."""
+# the stand-in always; pypardiso itself where it is installed (the ``pardiso`` extra)
+PARDISO_MODULES = ["stand-in"] + (["pypardiso"] if pardiso_available() else [])
+
+
+@pytest.mark.parametrize("module", PARDISO_MODULES)
+def test_pardiso_path(monkeypatch, module):
+    """The optional PARDISO path: the upper triangle, error -4 as not positive definite (the
+    shift retried), each solve on the factored matrix (phase 33, never a new factorisation),
+    the factor kept as preconditioner while the matrix changes, as many MKL threads as Numba
+    has."""
     calls = {}
-    _pardiso_stand_in(monkeypatch, calls)
+    if module == "stand-in":
+        _pardiso_stand_in(monkeypatch, calls)
     monkeypatch.setitem(sys.modules, "sksparse", None)
     rng = np.random.default_rng(26)
     sol, A = setup(rng, negative=True)
     assert sol.backend == "pardiso" and not sol.use_cholmod
     info = sol.factor(np.zeros(N, bool))
-    # retried with a shift, reusing the one analysis
-    assert info.max_shift > 0 and calls[22] > 1 and calls[11] == 1
+    assert info.max_shift > 0 and sol.factorizations > 1       # retried with a shift
     rhs = rng.normal(size=N)
     x = np.zeros(N)
     sol.solve(rhs, x)
     ref = np.linalg.solve(A + info.max_shift * np.diag(np.abs(np.diag(A))), rhs)
     np.testing.assert_allclose(x, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
     fixed = rng.random(N) < 0.25
-    sol.factor(fixed)                       # a new reduced pattern: analysed again
-    assert calls[11] == 2
+    sol.factor(fixed)                       # a new reduced pattern
     sol.solve(rhs, x)
     free = ~fixed
     ref = np.linalg.solve(A[np.ix_(free, free)] + sol.shift * np.diag(
         np.abs(np.diag(A)[free])), rhs[free])
     np.testing.assert_allclose(x[free], ref, rtol=0, atol=1e-9 * np.abs(ref).max())
     assert np.all(x[fixed] == 0.0)
+    if module == "stand-in":
+        assert calls[12] == sol.factorizations and calls[33] == 2 and 13 not in calls
+        assert calls["threads"] == numba.get_num_threads()
+
+
+def test_pardiso_factor_stays_the_preconditioner(monkeypatch):
+    """With ``method="reuse"`` the factor of an earlier matrix preconditions the solves on a
+    changed one: its solves stay on the matrix it factored (phase 33), whatever a failed
+    factorisation left in the solver's upper triangle."""
+    calls = {}
+    _pardiso_stand_in(monkeypatch, calls)
+    rng = np.random.default_rng(28)
+    sol, A = setup(rng, method="reuse", pcg_rtol=1e-10)
+    sol.factor(np.zeros(N, bool))
+    sol._pardiso_pattern[3].data[:] = -1.0        # as after a failed factorisation
+    sol.assemble(hess_scale=2.0, diagonal=np.ones(N))
+    sol.factor(np.zeros(N, bool))                # reused: no factorisation
+    rhs = rng.normal(size=N)
+    x = np.zeros(N)
+    sol.solve(rhs, x)
+    assert calls[12] == 1 and 13 not in calls and calls[33] >= 1
+    ref_terms = coupled_terms(np.random.default_rng(28))
+    A2 = 2.0 * dense_reference(N, [t.dofs for t in ref_terms], [t.H for t in ref_terms]) + \
+        np.eye(N)
+    ref = np.linalg.solve(A2, rhs)
+    np.testing.assert_allclose(x, ref, rtol=0, atol=1e-7 * np.abs(ref).max())
 
 
 def test_backend_choice(monkeypatch):

@@ -7,6 +7,7 @@ import pytest
 import strandlab as sl
 from strandlab.collision.mesh_contact import MeshContactTerm
 from strandlab.mixed import MixedSettings, MixedSolver
+from strandlab.mixed.solver import predicted_speed
 from strandlab.scenes.meshing import box_tets, grid_triangles
 from strandlab.scenes.mixed_objects import mixed_tunnel
 from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder, SolidMaterial
@@ -56,13 +57,13 @@ def test_two_solids_dropped_on_each_other_never_interpenetrate():
     assert x[:, 2].min() > -0.002
 
 
-@pytest.mark.slow
-def test_cloth_dropped_on_a_solid_stays_outside():
+def _cloth_over_block(z, n=8):
+    """A held rubber block (4 cm, 2 x 2 x 2 cells) and over it, at height ``z`` [m], a 6 cm
+    cloth of ``n x n`` cells; returns the scene and the block."""
     cube = _cube((0.0, 0.0, 0.0), 0.04, name="block")
-    n = 8
     g = np.linspace(-0.01, 0.05, n + 1)
     gx, gy = np.meshgrid(g, g)
-    xc = np.c_[gx.ravel(), gy.ravel(), np.full(gx.size, 0.046)]
+    xc = np.c_[gx.ravel(), gy.ravel(), np.full(gx.size, z)]
     mb = SimplicialBuilder(xc, name="cloth")
     mb.add_shells(grid_triangles(n, n), material=ShellMaterial(2e4, 0.3, 2e-4, 300.0))
     b2 = sl.SceneBuilder(gravity=(0.0, 0.0, -9.81))
@@ -71,7 +72,14 @@ def test_cloth_dropped_on_a_solid_stays_outside():
     cb.hold(np.nonzero(cube.vertices[:, 2] < 1e-9)[0])
     b2.add_simplicial_mesh(cb.build())
     b2.add_simplicial_mesh(mb.build())
-    sol = MixedSolver(b2.build(), MixedSettings(damping=2.0))
+    return b2.build(), cube
+
+
+def test_cloth_dropped_on_a_solid_stays_outside():
+    # it lands at 0.27 m/s, 1.4 mm per step against a contact thickness of 1.06 mm: without
+    # the limited moves the inertial first iterate put it through the top face at step 7
+    scene, cube = _cloth_over_block(0.046)
+    sol = MixedSolver(scene, MixedSettings(damping=2.0))
     s = sol.state()
     nv = cube.n_vertices
     for _ in range(40):
@@ -89,7 +97,8 @@ def test_cloth_dropped_on_a_solid_stays_outside():
 def test_kept_pair_list_holds_every_pair_in_contact():
     # the pairs are kept over steps (a Verlet list): after every step, each pair closer than
     # the contact thickness is in the list, no vertex has left the margin, and the list was
-    # rebuilt far less often than once a step
+    # rebuilt far less often than once a step, never too late (no step taken again), with a
+    # margin that grew with the fall and narrowed again as the cloth came to rest
     sim = mixed_tunnel(rods=False)           # cloth collapsing on the floor
     sol = MixedSolver(sim.scene, sim.settings)
     mc = sol.system.mesh_contact
@@ -97,6 +106,7 @@ def test_kept_pair_list_holds_every_pair_in_contact():
                             stiffness=mc.stiffness, dhat=mc.dhat)
     s = sol.state()
     close_steps = 0
+    margins = []
     for _ in range(30):
         sol.step(s, s, sim.dt)
         assert mc.moved(s.q) <= mc.margin
@@ -104,8 +114,10 @@ def test_kept_pair_list_holds_every_pair_in_contact():
         kept = {tuple(p) for p in mc.pair_vertices.tolist()}
         assert all(tuple(p) in kept for p in fresh.pair_vertices.tolist())
         close_steps += len(fresh.pair_vertices) > 0
+        margins.append(mc.margin)
     assert close_steps > 5                        # the cloth folds onto itself
-    assert sol.contact_rebuilds < 30
+    assert sol.contact_rebuilds < 20 and sol.contact_retries == 0
+    assert 5.0 * mc.dhat < max(margins) < 0.05 and margins[-1] < 0.5 * max(margins)
 
 
 def test_moved_measures_the_drift_since_the_update():
@@ -121,3 +133,80 @@ def test_moved_measures_the_drift_since_the_update():
     assert term.moved(q2) == pytest.approx(0.005)
     q2[4] = np.nan
     assert term.moved(q2) == np.inf
+
+
+def test_cloth_falling_fast_onto_a_solid_stays_outside():
+    # thrown down at 1 m/s (4 contact thicknesses per 5 ms step) from just above the block:
+    # it never enters it (point in tetrahedron, every step) and lies on its top
+    scene, cube = _cloth_over_block(0.0425, n=6)
+    sol = MixedSolver(scene, MixedSettings(damping=2.0))
+    s = sol.state()
+    nv = cube.n_vertices
+    s.v[3 * nv + 2::3] = -1.0
+    start = sol.output(s).extra[nv:]
+    over = np.all((start[:, :2] > 0.005) & (start[:, :2] < 0.035), axis=1)   # 3 x 3
+    cut = 0
+    for _ in range(8):
+        sol.step(s, s, 0.005)
+        cut += sol.last_info.limited_moves
+        x = sol.output(s).extra
+        assert not _inside(x[nv:], x[:nv], cube.tets).any()
+    cloth = x[nv:]
+    assert over.sum() == 9 and np.all(cloth[over, 2] > 0.04)
+    assert cut > 0            # the contact cut moves (without, the cloth tears at step 1)
+
+
+def test_a_step_leaving_the_margin_is_taken_again_with_a_wider_list():
+    # a cloth 3 contact thicknesses over the block, beyond the first list's reach (2 dhat),
+    # falls 11 mm in its first step of 1/30 s, from rest (no displacement predicted): it left
+    # the margin, so the step is taken again from its start with the list rebuilt there (a
+    # margin of dhat / 2 plus twice the distance moved); the result is that of a list wide
+    # enough from the start, and the cloth stays out of the block
+    dhat = 0.1 * 0.01 * np.sqrt(2.0)          # a tenth of the median surface edge
+    scene, cube = _cloth_over_block(0.04 + 3.0 * dhat, n=6)
+    settings = MixedSettings(damping=2.0, linear_solver="direct", max_iterations=8)
+    sol = MixedSolver(scene, settings)
+    mc = sol.system.mesh_contact
+    assert mc.dhat == pytest.approx(dhat) and mc.margin == pytest.approx(0.5 * dhat)
+    assert mc.n_stencils == 0
+    s = sol.state()
+    h = 1.0 / 30.0
+    sol.step(s, s, h)
+    assert sol.contact_retries == 1 and sol.contact_rebuilds == 1
+    moved = mc.moved(s.q)
+    assert 0.5 * dhat < moved <= mc.margin
+    nv = cube.n_vertices
+    x = sol.output(s).extra
+    assert not _inside(x[nv:], x[:nv], cube.tets).any()
+    # the same step with a list kept 3 cm wide throughout (never narrowed, never retaken)
+    ref = MixedSolver(scene, settings)
+    rmc = ref.system.mesh_contact
+    narrow = rmc.update
+    rmc.update = lambda q, max_displacement=0.0: narrow(q, max_displacement=max(
+        max_displacement, 0.03))
+    rmc.update(ref.model.q0)
+    r = ref.state()
+    ref.step(r, r, h)
+    assert ref.contact_retries == 0 and rmc.margin > mc.margin
+    np.testing.assert_allclose(s.q, r.q, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(s.v, r.v, rtol=0, atol=1e-9 / h)
+
+
+def test_steps_past_the_margin_four_times_stop_the_run(monkeypatch):
+    from strandlab.mixed import solver as mixed_solver
+
+    monkeypatch.setattr(mixed_solver, "CONTACT_RETRIES", 0)
+    scene, _ = _cloth_over_block(0.04 + 0.3 * 0.01 * np.sqrt(2.0), n=6)
+    sol = MixedSolver(scene, MixedSettings(damping=2.0))
+    s = sol.state()
+    with pytest.raises(sl.SimulationDiverged, match="beyond the contact list's margin .* "
+                                                    "after 0 wider tries"):
+        sol.step(s, s, 1.0 / 30.0)
+
+
+def test_predicted_speed_extrapolates_the_last_change():
+    v = np.array([1.0, 0.0, 0.0, 0.0, 3.0, 4.0, 7.0])
+    v_prev = np.array([3.0, 0.0, 0.0, 0.0, 1.0, 2.0, -50.0])
+    # vertex 0: |2 (1, 0, 0) - (3, 0, 0)| = 1; vertex 1: |(0, 5, 6)|; the angle is no vertex
+    assert predicted_speed(v, v_prev, 2) == pytest.approx(np.sqrt(61.0), rel=1e-15)
+    assert predicted_speed(v, v_prev, 1) == pytest.approx(1.0, rel=1e-15)

@@ -41,6 +41,21 @@ step's predicted displacement would leave the margin, and steps again from the s
 with a wider margin when a solve left it.  Never pairs: a vertex and a triangle that contains
 it; two edges that share a vertex.
 
+Moves.  An unsigned penalty does not know on which side a surface was: a vertex that jumps
+across a triangle within one Newton move (a cloth falling faster than ``dhat`` per step; the
+inertial first iterate ``q_n + h v_n``) is pushed on through.  The term therefore limits the
+integrator's moves (``limits_step``, :meth:`MeshContactTerm.max_step`): along a move ``q + t
+dq``, ``t`` in [0, 1], each listed pair is advanced by additive continuous collision detection
+(ACCD, Li, Kaufman and Jiang 2021): with ``l`` the bound on how fast the pair's distance can
+shrink (the largest displacement of the point side plus that of the triangle side, or of the
+two edges, after removing the four vertices' mean displacement, which the distance ignores), it
+steps ``t`` by ``0.9 d / l`` (``(1 - s) d_0 / l`` first) from the distance ``d`` reached, each
+step provably keeping ``d > 0``, and stops at the last ``t`` where ``d >= s d_0``,
+``s`` = :data:`MOVE_KEEP` (0.1), or at 1 (``d_0 / l >= 1 / (1 - s)``: one distance per pair).
+The move is cut to the smallest ``t`` of the pairs.  No listed pair's surfaces ever pass through
+each other, whatever the speed, stiffness or step; the list's margin (above) covers the pairs
+not listed.
+
 Broad phase: the hashed uniform grid of :mod:`.grid` over the surface vertices, voxel
 ``l_max + reach`` (``l_max`` the longest surface edge).  A point within ``reach`` of a triangle
 is within ``l_max + reach`` of one of its vertices, and two edges within ``reach`` have
@@ -91,6 +106,15 @@ _D_FLOOR = 1e-12
 PARALLEL_MOLLIFIER = 1e-3
 """``kappa``: edge-edge pairs whose ``sin^2`` of angle is below it are mollified (module
 docstring)."""
+MOVE_KEEP = 0.1
+"""``s``: a move is cut where a pair could come closer than this fraction of its distance at
+the move's start (module docstring, "Moves")."""
+ACCD_MAX_STEPS = 64
+"""Conservative advancement steps per pair and move; at the cap the move is cut where the
+advancement got to (safe, but shorter than need be)."""
+MOVE_LIMIT_WORK = 100
+"""Serial cost of one pair's move limit in the work units of
+:data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`."""
 
 
 # ------------------------------------------------------------------------------ narrow phase
@@ -197,6 +221,96 @@ def mesh_contact_terms_serial(q_in, pairs_in, dhat, project, w_scratch, out, wan
     for s in range(pairs_in[0].shape[0]):
         n += _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, out, want_hess)
     return n
+
+
+# ------------------------------------------------------------------------------ moves
+
+@njit(cache=True, _nrt=False)
+def _local_distance(x, o, kind, w_scratch, s):
+    """Distance [m] of a pair whose four vertices sit at ``x[o : o + 12]``."""
+    if kind == POINT_TRIANGLE:
+        point_triangle_coefficients(x, o, o + 3, o + 6, o + 9, w_scratch, s)
+    else:
+        edge_edge_coefficients(x, o, o + 3, o + 6, o + 9, w_scratch, s)
+    return math.sqrt(squared_distance(x, o, o + 3, o + 6, o + 9, w_scratch, s))
+
+
+@njit(cache=True, _nrt=False)
+def _norm3(x, i):
+    return math.sqrt(x[i] * x[i] + x[i + 1] * x[i + 1] + x[i + 2] * x[i + 2])
+
+
+@njit(cache=True, _nrt=False)
+def _speed_bound(x, o, kind):
+    """``l``: the point side's displacement plus the triangle side's largest (or the two
+    edges' largest), the displacements at ``x[o + 12 : o + 24]`` less their mean."""
+    for a in range(3):
+        mean = 0.25 * (x[o + 12 + a] + x[o + 15 + a] + x[o + 18 + a] + x[o + 21 + a])
+        for j in range(4):
+            x[o + 12 + 3 * j + a] -= mean
+    n0, n1, n2, n3 = _norm3(x, o + 12), _norm3(x, o + 15), _norm3(x, o + 18), _norm3(x, o + 21)
+    if kind == POINT_TRIANGLE:
+        return n0 + max(n1, n2, n3)
+    return max(n0, n1) + max(n2, n3)
+
+
+@njit(cache=True, _nrt=False)
+def _pair_move_limit(s, q_in, dq_in, pairs_in, w_scratch, x_scratch):
+    """The part ``t`` in (0, 1] of the move ``q + t dq`` that pair ``s`` admits (module
+    docstring, "Moves"); ``x_scratch[24 s : 24 s + 24]`` holds its positions and moves."""
+    dofs_in, kind_in = pairs_in
+    kind = kind_in[s]
+    o = 24 * s
+    for i in range(12):
+        x_scratch[o + i] = q_in[dofs_in[s, i]]
+        x_scratch[o + 12 + i] = dq_in[dofs_in[s, i]]
+    lp = _speed_bound(x_scratch, o, kind)
+    if not lp > 0.0:
+        return 1.0
+    d = _local_distance(x_scratch, o, kind, w_scratch, s)
+    if not d > 0.0:
+        return 1.0                  # touching already: no side to keep
+    keep = MOVE_KEEP * d
+    tl = (1.0 - MOVE_KEEP) * d / lp
+    t = 0.0
+    for _ in range(ACCD_MAX_STEPS):
+        if t + tl >= 1.0:
+            return 1.0
+        for i in range(12):
+            x_scratch[o + i] += tl * x_scratch[o + 12 + i]
+        d = _local_distance(x_scratch, o, kind, w_scratch, s)
+        if t > 0.0 and d < keep:
+            return t
+        t += tl
+        tl = 0.9 * d / lp
+    return t
+
+
+@njit(cache=True, parallel=True)
+def mesh_contact_move_limit(q_in, dq_in, pairs_in, w_scratch, x_scratch, t_out):
+    """The smallest part of the move ``q + t dq`` (``t`` in (0, 1]) that every pair admits,
+    parallel over pairs (module docstring, "Moves").
+
+    q_in, dq_in : float64 [n_dofs], the move's start [m] and the whole move [m].
+    pairs_in : ``(dofs int64 [n, 12], kind int64 [n])``.
+    w_scratch [>= n, 12], x_scratch [>= 24 n]: work memory; t_out [>= n]: each pair's part.
+    """
+    n = pairs_in[0].shape[0]
+    for s in prange(n):
+        t_out[s] = _pair_move_limit(s, q_in, dq_in, pairs_in, w_scratch, x_scratch)
+    t = 1.0
+    for s in range(n):
+        t = min(t, t_out[s])
+    return t
+
+
+@njit(cache=True, _nrt=False)
+def mesh_contact_move_limit_serial(q_in, dq_in, pairs_in, w_scratch, x_scratch, t_out):
+    """Serial twin of :func:`mesh_contact_move_limit`."""
+    t = 1.0
+    for s in range(pairs_in[0].shape[0]):
+        t = min(t, _pair_move_limit(s, q_in, dq_in, pairs_in, w_scratch, x_scratch))
+    return t
 
 
 # ------------------------------------------------------------------------------ broad phase
@@ -470,6 +584,7 @@ class MeshContactTerm(StencilTerm):
     """
 
     dynamic = True
+    limits_step = True
 
     def __init__(self, *, triangles, vertex_dofs, stiffness, dhat: float, edges=None,
                  project: bool = True, capacity: int | None = None,
@@ -513,6 +628,8 @@ class MeshContactTerm(StencilTerm):
         self._pairs = np.zeros((cap, 4), dtype=np.int64)
         self._kind = np.zeros(cap, dtype=np.int64)
         self._w = np.zeros((cap, 12))
+        self._xs = np.zeros(24 * cap)
+        self._t = np.zeros(cap)
         self._no_hess = np.zeros((0, 12, 12))
         self.dofs = np.zeros((0, 12), dtype=np.int64)
         self.pair_vertices = np.zeros((0, 4), dtype=np.int64)
@@ -548,6 +665,8 @@ class MeshContactTerm(StencilTerm):
             self._pairs = np.zeros((2 * n, 4), dtype=np.int64)
             self._kind = np.zeros(2 * n, dtype=np.int64)
             self._w = np.zeros((2 * n, 12))
+            self._xs = np.zeros(48 * n)
+            self._t = np.zeros(2 * n)
         np.copyto(self._x_built, self._x)
         self.margin = delta
         pairs, kind = self._pairs[:n], self._kind[:n]
@@ -566,6 +685,16 @@ class MeshContactTerm(StencilTerm):
         pair list holds every pair closer than ``dhat`` (each side of a pair moved at most
         ``margin``, so its distance fell by at most twice that from ``reach``)."""
         return float(max_moved(q, self.vertex_dofs, self._pts, self._x_built))
+
+    def max_step(self, q: np.ndarray, dq: np.ndarray) -> float:
+        """The part in (0, 1] of the move from ``q`` to ``q + dq`` [n_dofs] along which no
+        listed pair's surfaces pass through each other (module docstring, "Moves")."""
+        n = self.dofs.shape[0]
+        if n == 0:
+            return 1.0
+        kern = (mesh_contact_move_limit if use_parallel(2, n * MOVE_LIMIT_WORK)
+                else mesh_contact_move_limit_serial)
+        return float(kern(q, dq, (self.dofs, self.pair_kind), self._w, self._xs, self._t))
 
     def evaluate(self, q, energy_out, grad_out, hess_out):
         n = self.dofs.shape[0]

@@ -49,6 +49,14 @@ absorbs round-off near convergence; the load terms ``f_j q_j`` can be far larger
 they sum to, e.g. a couple of large opposite forces); after ``max_backtracks`` halvings the
 iterate is kept, Newton stops and the step reports ``line_search_failed``.
 
+Limited moves.  A term with ``limits_step`` (:meth:`~.terms.StencilTerm.max_step`; the surface
+contact of :mod:`strandlab.collision.mesh_contact`) bounds each move of an iterate: a Newton
+move starts its line search at (or, without line search, takes) ``alpha = min(1, max_step)``
+of the Newton step, and the inertial first iterate is ``q_n + alpha h v_n`` on the free DOFs
+(fixed DOFs go to their targets whatever the bound).  Contact surfaces therefore never pass
+through each other between iterates, where a penalty alone would let a fast vertex jump across
+a thin surface and then push it on through.  ``StepInfo.limited_moves`` counts the moves cut.
+
 Fixed (Dirichlet) DOFs.  ``fixed`` bool [n_dofs]; their values at the end of the step are taken
 from ``q_fixed`` [n_dofs] (only the fixed entries are read) or, when it is None, kept at
 ``q_n``.  They are set before the first evaluation, never move in the solve (their rows and
@@ -64,7 +72,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -206,7 +214,8 @@ class StepInfo:
     largest shift ``mu``; line_search_steps: rejected trials in all; min_step: smallest
     accepted ``alpha``; line_search_failed; evaluations: term evaluations; factorizations:
     numeric factorisations of the linear solver; linear_iterations: iterations of its
-    iterative solves.
+    iterative solves; limited_moves: moves (Newton steps and the inertial first iterate) cut
+    short by a term's ``max_step``.
     """
 
     iterations: int
@@ -222,6 +231,7 @@ class StepInfo:
     evaluations: int
     factorizations: int = 0
     linear_iterations: int = 0
+    limited_moves: int = 0
 
 
 # ------------------------------------------------------------------------------- kernels
@@ -392,6 +402,9 @@ class ImplicitEuler:
         self._qn, self._qhat, self._qk = np.zeros(n), np.zeros(n), np.zeros(n)
         self._g, self._dx, self._kv, self._dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
         self._diag, self._zeros = np.zeros(n), np.zeros(n)
+        self._dir = np.zeros(n)
+        self._limiters = tuple(t for t in system.terms if getattr(t, "limits_step", False))
+        self._limited = 0
         self._no_fixed = np.zeros(n, dtype=np.bool_)
         self._part = np.zeros((self.assembly.n_blocks, 3))
         self._load_scale = 0.0
@@ -401,6 +414,15 @@ class ImplicitEuler:
         par = use_parallel(self.assembly.n_blocks, self.n_dofs, self.parallel)
         (_blocks_par if par else _blocks_ser)(op, self.assembly.block_start, q, qhat, qn,
                                               self.mass, a, cn, f, fixed, g, self._part)
+
+    def _move_limit(self, q, dq) -> float:
+        """``min(1, max_step)`` over the terms that limit moves from ``q`` along ``dq``."""
+        alpha = 1.0
+        for t in self._limiters:
+            alpha = min(alpha, float(t.max_step(q, dq)))
+        if alpha < 1.0:
+            self._limited += 1
+        return alpha
 
     def _dot(self, x, y) -> float:
         self._blocks(2, x, x, x, 0.0, 0.0, x, self._no_fixed, y)
@@ -475,6 +497,7 @@ class ImplicitEuler:
         evaluated = False
         g0 = 0.0
         fact0, lin0 = solver.factorizations, solver.linear_iterations
+        limited0 = self._limited
         while True:
             if not evaluated:
                 self._evaluate(q, hessian=True)
@@ -511,9 +534,13 @@ class ImplicitEuler:
             max_shift = max(max_shift, info.max_shift)
             it += 1
             last = not tol_mode and it == max_it
+            cap = 1.0
+            if self._limiters:
+                np.negative(self._dx, out=self._dir)
+                cap = self._move_limit(q, self._dir)
             if line_search:
                 np.copyto(self._qk, q)
-                alpha = 1.0
+                alpha = cap
                 trial_hessian = beta_h == 0.0 and not last
                 slack = 64.0 * _EPS * (abs(merit0) + self._load_scale)
                 tries = 0
@@ -537,7 +564,7 @@ class ImplicitEuler:
                 min_step = min(min_step, alpha)
                 evaluated = trial_hessian
             else:
-                q -= self._dx
+                _axpy_to(q, q, -cap, self._dx)
                 evaluated = False
             if last:
                 break
@@ -547,7 +574,8 @@ class ImplicitEuler:
                         line_search_steps=backtracks, min_step=min_step,
                         line_search_failed=failed, evaluations=evals,
                         factorizations=solver.factorizations - fact0,
-                        linear_iterations=solver.linear_iterations - lin0)
+                        linear_iterations=solver.linear_iterations - lin0,
+                        limited_moves=self._limited - limited0)
 
     # ------------------------------------------------------------------ public
     def step(self, q_in: np.ndarray, v_in: np.ndarray, q_out: np.ndarray, v_out: np.ndarray,
@@ -580,10 +608,17 @@ class ImplicitEuler:
         np.multiply(v_in, h, out=self._qhat)
         self._qhat += self._qn
         st = self.settings
+        first = self._limited
         if st.initial_guess == "inertial":
             np.copyto(q_out, self._qhat)
-            _set_fixed(q_out, self._qn if q_fixed is None else
-                       self._check_vector("q_fixed", q_fixed), fixed)
+            targets = self._qn if q_fixed is None else self._check_vector("q_fixed", q_fixed)
+            _set_fixed(q_out, targets, fixed)
+            if self._limiters:
+                np.subtract(q_out, self._qn, out=self._dir)
+                alpha = self._move_limit(self._qn, self._dir)
+                if alpha < 1.0:
+                    _axpy_to(q_out, self._qn, alpha, self._dir)
+                    _set_fixed(q_out, targets, fixed)
         else:
             np.copyto(q_out, self._qn)
             if q_fixed is not None:
@@ -593,6 +628,8 @@ class ImplicitEuler:
                 if st.tolerance is not None and st.scale == "load" else 0.0)
         info = self._newton(q_out, 1.0 / (h * h), st.mass_damping / h,
                             st.stiffness_damping / h, f, fixed, st, load)
+        if self._limited - first > info.limited_moves:        # the first iterate was cut
+            info = replace(info, limited_moves=self._limited - first)
         np.subtract(q_out, self._qn, out=v_out)
         v_out *= 1.0 / h
         return info

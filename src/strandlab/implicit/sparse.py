@@ -25,12 +25,13 @@ when ``fixed`` changes; its values gathered from ``data`` each time) is factored
   (optional, not a dependency; ``cholmod.analyze`` once per reduced pattern, then
   ``cholesky_inplace``);
 - ``"pardiso"``: Intel MKL's PARDISO through ``pypardiso`` (the optional extra ``pardiso``,
-  x86-64; :func:`pardiso_available`), a supernodal Cholesky (``mtype = 2``): the ordering
-  and symbolic analysis once per reduced pattern (phase 11), then a numeric factorisation
-  (phase 22) per factor, no iterative refinement in the solves (phase 33), with as many MKL
-  threads as Numba has (MKL's GNU OpenMP layer, the runtime of Numba's ``omp`` layer, unless
-  ``MKL_THREADING_LAYER`` is set); 5-6 times faster than SuperLU on the mixed model's
-  matrices (docs/implicit.md);
+  x86-64; :func:`pardiso_available`), a supernodal Cholesky (``mtype = 2``) through
+  pypardiso's public API (``PyPardisoSolver.factorize``: ordering, symbolic analysis and
+  numeric factorisation, phase 12, at every factor; ``solve``: phase 33 on the matrix it
+  factored), no iterative refinement, with as many MKL threads as Numba has (MKL's GNU
+  OpenMP layer, the runtime of Numba's ``omp`` layer, unless ``MKL_THREADING_LAYER`` is
+  set); tested with pypardiso 0.4.7 and MKL 2026.2 (docs/implicit.md: the timings, and why
+  not phases 11 and 22 apart);
 - ``"superlu"``: SciPy's SuperLU (``splu``) with a symmetric fill-reducing ordering and
   diagonal pivots, from whose pivots the matrix's inertia is read (Sylvester: with diagonal
   pivoting ``A = L D L^T`` and the pivots are ``D``).
@@ -77,6 +78,11 @@ BACKENDS = ("cholmod", "pardiso", "superlu")
 
 PARDISO_NOT_POSITIVE = -4
 """PARDISO's error code for a zero or negative pivot (``mtype = 2``: not positive definite)."""
+
+PARDISO_IPARM = ((1, 1), (2, 2), (8, 0), (10, 13), (18, -1), (21, 1), (27, 0), (35, 0))
+"""PARDISO's ``iparm`` (1-based) as set: own settings, METIS ordering, no iterative
+refinement, pivot perturbation 1e-13, report the factor's size, Bunch-Kaufman pivoting
+(unused by ``mtype = 2``), no matrix check, one-based indices (pypardiso's CSR)."""
 
 
 def cholmod_available() -> bool:
@@ -526,46 +532,41 @@ class SparseSolver(LinearSolver):
         return True, ""
 
     def _try_pardiso(self, A) -> tuple[bool, str]:
-        """PARDISO's Cholesky (``mtype = 2``) of ``A`` (CSC, sorted, symmetric): it takes the
-        upper triangle in CSR, i.e. the lower triangle of the CSC arrays; the analysis is
-        redone only when the pattern changed."""
+        """PARDISO's Cholesky (``mtype = 2``) of ``A`` (CSC, sorted, symmetric) through
+        pypardiso's public API: it takes the upper triangle in CSR, i.e. the lower triangle of
+        the CSC arrays (the index map kept per pattern); ``factorize`` runs the ordering, the
+        symbolic analysis and the numeric factorisation (phase 12)."""
         pypardiso = _import_pypardiso()
         ps = self._pardiso
         if ps is None:
             ps = self._pardiso = pypardiso.PyPardisoSolver(mtype=2)
-            for i, v in ((1, 1), (2, 2), (8, 0), (10, 13), (12, 0), (18, -1), (21, 1),
-                         (27, 0), (35, 0)):
-                ps.iparm[i - 1] = v    # own settings, METIS ordering, no refinement, CSR
+            for i, v in PARDISO_IPARM:
+                ps.set_iparm(i, v)
         pat = self._pardiso_pattern
-        fresh = pat is None or not (np.array_equal(A.indptr, pat[0])
-                                    and np.array_equal(A.indices, pat[1]))
-        if fresh:
+        if pat is None or not (np.array_equal(A.indptr, pat[0])
+                               and np.array_equal(A.indices, pat[1])):
             col = np.repeat(np.arange(A.shape[1]), np.diff(A.indptr))
             lower = np.nonzero(A.indices >= col)[0]
             indptr = np.zeros(A.shape[1] + 1, dtype=np.int64)
             np.cumsum(np.bincount(col[lower], minlength=A.shape[1]), out=indptr[1:])
             upper = sp.csr_matrix((A.data[lower], A.indices[lower], indptr), shape=A.shape)
-            self._pardiso_pattern = (A.indptr.copy(), A.indices.copy(), lower, upper)
-            pat = self._pardiso_pattern
+            pat = self._pardiso_pattern = (A.indptr.copy(), A.indices.copy(), lower, upper,
+                                           upper.copy())
         np.take(A.data, pat[2], out=pat[3].data)
         ps.libmkl.MKL_Set_Num_Threads(int(numba.get_num_threads()))
         try:
-            if fresh:
-                ps.free_memory(everything=True)
-                ps.set_phase(11)
-                ps._call_pardiso(pat[3], self._red_rhs)
-            ps.set_phase(22)
-            ps._call_pardiso(pat[3], self._red_rhs)
+            ps.factorize(pat[3])
         except pypardiso.pardiso_wrapper.PyPardisoError as exc:
             if exc.value == PARDISO_NOT_POSITIVE:
                 return False, f"PARDISO: {exc}"
             raise LinearSolveError(-1, f"PARDISO failed: {exc}") from None
+        np.copyto(pat[4].data, pat[3].data)      # the matrix of this factor, for solve()
         self._factor = ps
         return True, ""
 
     def _pardiso_solve(self, ps, rhs: np.ndarray) -> np.ndarray:
-        ps.set_phase(33)
-        return ps._call_pardiso(self._pardiso_pattern[3], rhs)
+        """The factor's solve (phase 33: ``solve`` finds the matrix it factored)."""
+        return ps.solve(self._pardiso_pattern[4], rhs)
 
     def _apply(self, factor, rhs: np.ndarray, out: np.ndarray) -> None:
         """``out`` = the factorisation's solve of ``rhs`` on the free DOFs, 0 on the fixed."""

@@ -48,6 +48,17 @@ class StencilTerm(ABC):
     ``dofs`` array when it changes, :meth:`~.assembly.Assembly.refresh` re-sizes its buffers,
     and the sparse solver keeps its Hessians out of the fixed matrix pattern."""
 
+    limits_step: bool = False
+    """True for a term that bounds how far one move of an iterate may go (:meth:`max_step`):
+    the integrator then asks it before every Newton move and the inertial first iterate."""
+
+    def max_step(self, q: np.ndarray, dq: np.ndarray) -> float:
+        """The largest ``alpha`` in (0, 1] for which the straight move from ``q`` to
+        ``q + alpha dq`` [n_dofs] is admissible (e.g. no contact pair's surfaces pass through
+        each other on the way); read only when :attr:`limits_step` is True.  The default
+        admits the whole move."""
+        return 1.0
+
     @property
     def n_stencils(self) -> int:
         return int(self.dofs.shape[0])
