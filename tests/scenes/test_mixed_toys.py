@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from strandlab.mixed import MixedSolver
 from strandlab.scenes.mixed_toys import (
     FRISBEE_RIMS,
     STICKY_HANDS,
@@ -15,6 +14,7 @@ from strandlab.scenes.mixed_toys import (
     mixed_sticky_hand,
     mixed_toy_ball,
     run_mixed,
+    toy_ball_measures,
 )
 
 
@@ -53,35 +53,13 @@ def test_fig13_frisbee_at_the_papers_size():
 
 
 def _toy_ball(steps=60, **kw):
-    """Lowest and farthest (from the axis) ball centre over the run [m], its start height,
-    and the ball's smallest clearance above the cup [m]: each ball vertex's height above the
-    highest cup vertex at its distance from the axis or farther, less one ring of the cup
-    (the cup is a dome: its surface at a radius is no higher), positive when the parts
-    cannot touch."""
-    sim = mixed_toy_ball(**kw)
-    sol = MixedSolver(sim.scene, sim.settings)
-    s = sol.state()
-    spec = sim.scene.simplicial[0]
-    ball, cup = np.unique(spec.tets), np.unique(spec.triangles)
-    z0 = sol.model.positions(s.q)[ball].mean(axis=0)[2]
-    ring = np.hypot(*spec.vertices[cup, :2].T).max() / 4          # the cup has 4 rings
-    low, far, gap = z0, 0.0, np.inf
-    for _ in range(steps):
-        sol.step(s, s, sim.dt)
-        x = sol.model.positions(s.q)
-        c = x[ball].mean(axis=0)
-        low, far = min(low, c[2]), max(far, math.hypot(c[0], c[1]))
-        rc, zc = np.hypot(x[cup, 0], x[cup, 1]), x[cup, 2]
-        for r, z in zip(np.hypot(x[ball, 0], x[ball, 1]), x[ball, 2]):
-            near = zc[rc >= r - ring]
-            if near.size:
-                gap = min(gap, float(z - near.max()))
-    return low, far, z0, gap
+    m = toy_ball_measures(mixed_toy_ball(**kw), steps)
+    return m["lowest"], m["farthest"], m["start"], m["clearance"]
 
 
 def test_fig12_toy_ball_stands_only_with_its_point_connections():
     # pushed sideways at 0.3 m/s: with the connections' energies the ball wobbles (15.6 mm
-    # off the axis) and stays up (its centre at least 0.967 of its height); with two ball
+    # off the axis) and stays up (its centre at least 0.966 of its height); with two ball
     # joints spring and ball fall over onto the floor (centre at the ball's radius, 2 cm),
     # beside the cup
     low, far, z0, gap = _toy_ball()
@@ -126,3 +104,11 @@ def test_fig11_sticky_hands_droop_in_the_order_of_their_stiffness():
     sim = mixed_sticky_hand(hand="blue", connection=False)
     sol, s = run_mixed(sim)
     assert fingertip_drop(sim, sol.model.positions(s.q)) > 2.0 * d[3]
+
+
+def test_the_report_names_its_objects(capsys):
+    from strandlab.scenes.mixed_report import REPORTS, main
+
+    assert main(["umbrella"]) == 2
+    assert "choose from frisbee, toy_ball" in capsys.readouterr().err
+    assert set(REPORTS) == {"frisbee", "toy_ball", "sticky_hand", "jellyfish", "anglerfish"}

@@ -102,7 +102,9 @@ def box_tets(lo, hi, divisions) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ball_tets(center, radius: float, size: float) -> tuple[np.ndarray, np.ndarray]:
-    """An unstructured tetrahedral mesh of a ball (Gmsh, target edge length ``size`` [m])."""
+    """An unstructured tetrahedral mesh of a ball (Gmsh, target edge length ``size`` [m]; Gmsh
+    keeps at least a few elements around, so a large ``size`` saturates).  The poles
+    ``center +- radius e_z`` are vertices (the built-in objects attach rods there)."""
     c = np.asarray(center, dtype=np.float64)
     if not (radius > 0 and size > 0):
         raise ValueError(f"ball_tets needs radius > 0 and size > 0, got {radius}, {size}")
@@ -119,8 +121,8 @@ def ball_tets(center, radius: float, size: float) -> tuple[np.ndarray, np.ndarra
 def ellipsoid_tets(center, radii, size: float) -> tuple[np.ndarray, np.ndarray]:
     """An unstructured tetrahedral mesh of the ellipsoid with semi-axes ``radii`` (along x, y,
     z) [m] about ``center`` (a Gmsh ball of radius 1 scaled along the axes; target edge
-    length ``size`` [m] on the unit ball before scaling times the largest semi-axis).  The six
-    poles ``center +- radii_i e_i`` are vertices."""
+    length ``size`` [m] on the unit ball before scaling times the largest semi-axis).  The two
+    poles ``center +- radii_z e_z`` are vertices, as in :func:`ball_tets`."""
     c = np.asarray(center, dtype=np.float64)
     r = np.asarray(radii, dtype=np.float64)
     if r.shape != (3,) or not np.all(r > 0) or not size > 0:

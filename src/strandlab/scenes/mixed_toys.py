@@ -18,8 +18,8 @@ from .meshing import ball_tets, disk_triangles, merge_vertices
 from .mixed_objects import ring_start
 
 __all__ = ["mixed_frisbee", "frisbee_measures", "FRISBEE_RIMS", "run_mixed", "mixed_toy_ball",
-           "toy_ball_parts", "TOY_BALL_JOINTS", "mixed_sticky_hand", "hand_mesh", "STICKY_HANDS",
-           "fingertip_drop"]
+           "toy_ball_parts", "toy_ball_measures", "TOY_BALL_JOINTS", "mixed_sticky_hand",
+           "hand_mesh", "STICKY_HANDS", "fingertip_drop"]
 
 FRISBEE_RIMS = ("none", "free", "coupled")
 TOY_BALL_JOINTS = ("elastic", "free")
@@ -201,6 +201,33 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
                                                    "no coupling energies (ball joints)"),
                       params=dict(joints=joints, stiffness=stiffness, push=push),
                       view=(15.0, -70.0), solver="mixed")
+
+
+def toy_ball_measures(sim: Simulation, steps: int | None = None) -> dict:
+    """Run the toy ball ``sim`` (its frames by default) and measure what Fig. 12 shows:
+    ``start`` [m], the ball centre's first height; ``lowest`` [m], its lowest height and
+    ``farthest`` [m], its greatest distance from the axis over the run; ``clearance`` [m], the
+    ball's smallest height above the cup (each ball vertex against the highest cup vertex at
+    its distance from the axis or farther, less one ring of the cup: the dome is no higher
+    there), positive when the parts cannot touch."""
+    sol = MixedSolver(sim.scene, sim.settings)
+    s = sol.state()
+    spec = sim.scene.simplicial[0]
+    ball, cup = np.unique(spec.tets), np.unique(spec.triangles)
+    ring = float(np.hypot(*spec.vertices[cup, :2].T).max()) / 4.0     # the cup has 4 rings
+    z0 = float(sol.model.positions(s.q)[ball].mean(axis=0)[2])
+    low, far, gap = z0, 0.0, np.inf
+    for _ in range(sim.frames if steps is None else steps):
+        sol.step(s, s, sim.dt)
+        x = sol.model.positions(s.q)
+        c = x[ball].mean(axis=0)
+        low, far = min(low, float(c[2])), max(far, math.hypot(c[0], c[1]))
+        rc, zc = np.hypot(x[cup, 0], x[cup, 1]), x[cup, 2]
+        for r, z in zip(np.hypot(x[ball, 0], x[ball, 1]), x[ball, 2]):
+            near = zc[rc >= r - ring]
+            if near.size:
+                gap = min(gap, float(z - near.max()))
+    return {"start": z0, "lowest": low, "farthest": far, "clearance": gap}
 
 
 # ------------------------------------------------------------------------------ sticky hand
