@@ -271,8 +271,7 @@ def hand_mesh(cell: float = 0.01, palm=(5, 7), finger: int = 4, thumb: int = 3):
 def mixed_sticky_hand(*, hand: str = "green", young: float | None = None,
                       connection: bool = True,
                       cord: float = 0.03, cord_radius: float = 0.003, cord_edges: int = 19,
-                      thickness: float = 3e-3,
-                      frames: int = 100,
+                      thickness: float = 3e-3, frames: int = 70,
                       dt: float = 0.01) -> Simulation:
     """Fig. 11: a rubber sticky hand: a flat shell hand (:func:`hand_mesh`) on a rod cord of
     ``cord_edges`` edges and length ``cord`` [m] along -x from its wrist, joined at the wrist
