@@ -155,7 +155,7 @@ def mixed_jellyfish(*, connections: bool = True, stiffness: float = 2e-3,
     mb.hold(np.unique(p["bell"]), frame=body)
     b.add_simplicial_mesh(mb.build())
     return Simulation(f"mixed_jellyfish{'' if connections else '_free'}", b.build(),
-                      MixedSettings(damping=2.0, self_contact=False, max_iterations=10), dt,
+                      MixedSettings(damping=2.0, self_contact=False), dt,
                       frames, description="Fig. 7: jellyfish rocked by its bell, tentacles, eye "
                       "stalks and eyeballs " + ("joined by point connections" if connections
                                                 else "on ball joints"),
@@ -278,7 +278,7 @@ def mixed_anglerfish(*, connections: bool = True, antenna_stiffness: float = 0.0
     mb.hold(p["head"], frame=head)
     b.add_simplicial_mesh(mb.build())
     return Simulation(f"mixed_anglerfish{'' if connections else '_free'}", b.build(),
-                      MixedSettings(damping=2.0, self_contact=False, max_iterations=10), dt,
+                      MixedSettings(damping=2.0, self_contact=False), dt,
                       frames, description="Fig. 17: anglerfish swinging its head; fins and "
                       "antenna " + ("joined by curve and point connections" if connections
                                     else "hinged and on ball joints"),

@@ -86,7 +86,7 @@ def mixed_frisbee(*, rim: str = "coupled", radius: float = 0.12, rings: int = 9,
     b.add_simplicial_mesh(mb.build())
     # the disk does not fold onto itself: no surface contact (the most costly part of a step)
     return Simulation(f"mixed_frisbee_{rim}", b.build(),
-                      MixedSettings(damping=10.0, self_contact=False), dt,
+                      MixedSettings(damping=10.0, self_contact=False, max_iterations=10), dt,
                       frames, description="Fig. 13: nylon frisbee held at two arcs of its rim, "
                       + {"none": "no rod", "free": "rod turned in a sleeve (uncoupled)",
                          "coupled": "rod turned and coupled to the cloth"}[rim],
@@ -193,8 +193,7 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
     b.add_simplicial_mesh(mb.build())
     b.add_plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), friction=0.5)
     return Simulation(f"mixed_toy_ball_{joints}", b.build(),
-                      MixedSettings(damping=1.0, hessian="exact", self_contact=False,
-                                    max_iterations=12), dt,
+                      MixedSettings(damping=1.0, hessian="exact", self_contact=False), dt,
                       frames, description="Fig. 12: toy ball (shell cup, rod spring, solid "
                       "ball) pushed sideways, " + ("point connections with their energies"
                                                    if joints == "elastic" else
