@@ -16,7 +16,10 @@ classified:
   slow to show in 5 s;
 - ``diverged``: the one-Newton-iteration step failed (SimulationDiverged).
 
-    PYTHONPATH=src python benchmarks/sagfree_flip_scan.py [--quick]
+    PYTHONPATH=src python benchmarks/sagfree_flip_scan.py [--quick] [--around]
+
+``--around``: instead, the strand of the test and its eight neighbours (one parameter changed
+each way), with the turning-angle budget pi/2.
 """
 from __future__ import annotations
 
@@ -82,10 +85,38 @@ def classify(sc, length, duration=5.0):
     return "flip" if hold >= 0.25 and local else "left"
 
 
+#: The strand of tests/inverse/test_sagfree_flip.py (radius 0.13 mm).
+TESTED = dict(lift=0.3, droop=0.85, amp=0.016, out=1.5, r=1.3e-4)
+
+
+def around():
+    """The tested strand and its neighbours: zero-rest-twist outcome, with and without twist."""
+    changes = [{}, dict(r=1.2e-4), dict(r=1.4e-4), dict(amp=0.014), dict(amp=0.018),
+               dict(lift=0.25), dict(lift=0.35), dict(droop=0.8), dict(droop=0.9)]
+    for ch in changes:
+        p = dict(TESTED, **ch)
+        pts = hair_strand(40, normal=(1.0, 0.0, p["lift"]), droop=p["droop"], length=0.2,
+                          wave_amplitude=p["amp"], wave_length=0.1, out_of_plane=p["out"])
+        length = float(np.sum(np.linalg.norm(np.diff(pts, axis=0), axis=1)))
+        sc = scene(pts, p["r"])
+        r0 = optimize_rest_shape(sc, SagFreeSettings(rest_twist=False,
+                                                     turning_angle=np.pi / 2))
+        r1 = optimize_rest_shape(sc, SagFreeSettings(turning_angle=np.pi / 2)).reports[0]
+        rep = r0.reports[0]
+        kind = "stable" if rep.stable else classify(apply_rest_shape(sc, r0), length)
+        print(f"{ch or 'tested'!s:24s} zero rest twist: {rep.status}, {rep.negative_modes} "
+              f"negative modes -> {kind}; with rest twist: {r1.status}, "
+              f"{r1.negative_modes} negative modes")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smaller grid")
+    ap.add_argument("--around", action="store_true", help="the tested strand's neighbours")
     args = ap.parse_args()
+    if args.around:
+        around()
+        return
     lifts = (0.2, 0.3, 0.4)
     droops = (0.75, 0.85, 0.95)
     amps = (0.008, 0.012, 0.016)
