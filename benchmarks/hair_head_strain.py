@@ -10,6 +10,14 @@ the contact penalty (inside its ball, not pushed), near the root (edges 1 to 3, 
 ones), and the others; over the nod (0 to 0.5 s, 0.5 to 1 s), its stop and after.
 
     PYTHONPATH=src python benchmarks/hair_head_strain.py [--strands 1000] [--frames 120]
+        [--substeps 8] [--newton-iterations 1] [--tolerance TOL] [--contact-stiffness 1]
+        [--no-follow] [--no-head]
+
+The hair and its rest shape are made by the commands themselves (``strandlab hair generate``
+and ``strandlab sagfree``, in a temporary folder); the last three options change the
+simulation's settings from those of ``strandlab run``; ``--no-follow``: the strands do not
+follow the vertices pushed out of the head (der/contact.py), to measure what that does;
+``--no-head``: the head is no collider.  Also printed: the largest vertex speed [m/s].
 """
 from __future__ import annotations
 
@@ -19,52 +27,60 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import dataclasses
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-from strandlab.der import DERSolver, compile_scene
-from strandlab.inverse import SagFreeSettings, optimize_rest_shape
-from strandlab.io.restshape import RestShapeFile, points_digest
+from strandlab.cli import main as cli
+from strandlab.der import DERSolver
+from strandlab.io.hairfile import read_hair
+from strandlab.io.restshape import read_rest_shape
 from strandlab.scenes.hair_head import hair_on_head, hair_scene
-from strandlab.scenes.hairstyles import generate_hairstyle
 
 WINDOWS = ((0.0, 0.5), (0.5, 1.0), (1.0, 1.1), (1.1, np.inf))
 GROUPS = ("pushed", "penalty", "root", "other")
-
-
-def rest_shape(hair) -> RestShapeFile:
-    """What ``strandlab sagfree --stabilize`` writes for ``hair``."""
-    scene, _, _ = hair_scene(hair, nod=0.0)
-    model = compile_scene(scene)
-    res = optimize_rest_shape(model, SagFreeSettings(mode="exact", stiffen=True,
-                                                     stabilize=True))
-    return RestShapeFile(vertex_counts=hair.vertex_counts,
-                         points_sha256=points_digest(hair.points),
-                         rest_length=res.rest.rest_length,
-                         rest_curvature=res.rest.rest_curvature,
-                         rest_twist=res.rest.rest_twist, stiffness_scale=res.stiffness_scale,
-                         status=np.array([r.status for r in res.reports]))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--strands", type=int, default=1000)
     ap.add_argument("--frames", type=int, default=120)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--substeps", type=int, default=None)
+    ap.add_argument("--newton-iterations", type=int, default=None)
+    ap.add_argument("--contact-stiffness", type=float, default=None)
+    ap.add_argument("--tolerance", type=float, default=None)
+    ap.add_argument("--no-follow", action="store_true")
+    ap.add_argument("--no-head", action="store_true")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    hair = generate_hairstyle("curly", n_strands=args.strands, vertices_per_strand=100,
-                              seed=args.seed)
-    rest = rest_shape(hair)
+    with tempfile.TemporaryDirectory() as d:
+        hair_path, rest_path = Path(d) / "c.hair", Path(d) / "rest.npz"
+        assert cli(["hair", "generate", "--style", "curly", "--strands", str(args.strands),
+                    "--out", str(hair_path)]) == 0
+        assert cli(["sagfree", str(hair_path), "--out", str(rest_path), "--stabilize",
+                    "--quiet"]) == 0
+        hair, rest = read_hair(hair_path), read_rest_shape(rest_path)
     sim = hair_on_head(hair, rest=rest, frames=args.frames)
-    sub = sim.settings.substeps
-    solver = DERSolver(sim.scene, dataclasses.replace(sim.settings, substeps=1))
+    if args.no_head:
+        scene, _, _ = hair_scene(hair, rest=rest, head=(np.zeros(3), 0.0))
+        sim = dataclasses.replace(sim, scene=scene)
+    change = {k: v for k, v in (("substeps", args.substeps),
+                                ("newton_iterations", args.newton_iterations),
+                                ("tolerance", args.tolerance),
+                                ("contact_stiffness", args.contact_stiffness)) if v is not None}
+    settings = dataclasses.replace(sim.settings, **change)
+    sub = settings.substeps
+    solver = DERSolver(sim.scene, dataclasses.replace(settings, substeps=1, max_strain=None))
+    if args.no_follow:
+        solver._follow = 0
     m = solver.model
     st = solver.state()
-    centre, radius = m.spheres[0, :3], m.spheres[0, 3]
+    centre, radius = (m.spheres[0, :3], m.spheres[0, 3]) if len(m.spheres) else (np.zeros(3),
+                                                                               -np.inf)
     first = (m.edge_v0 - m.strand_vertex_start[m.vertex_strand[m.edge_v0]]) <= 3
-    worst = np.zeros((len(WINDOWS), len(GROUPS)))
+    worst = np.zeros((len(WINDOWS), len(GROUPS) + 1))
     peak = (0.0, 0.0, -1, -1)
     t1 = time.perf_counter()
     for _ in range(args.frames * sub):
@@ -86,15 +102,21 @@ def main():
         for g, sel in enumerate(groups):
             if sel.any():
                 worst[w, g] = max(worst[w, g], float(strain[sel].max()))
+        speed = np.linalg.norm(m.positions(st.v), axis=1).max()
+        worst[w, -1] = max(worst[w, -1], float(speed))
         j = int(np.argmax(strain))
         if strain[j] > peak[0]:
             s = int(m.vertex_strand[m.edge_v0[j]])
             peak = (float(strain[j]), st.time, s, int(j - m.strand_edge_start[s]))
-    print(f"{args.strands} curly strands of 100 vertices, {args.frames} frames of {sub} steps "
-          f"(rest shape {t1 - t0:.0f} s, simulation {time.perf_counter() - t1:.0f} s)")
+    newton = (f"Newton to {settings.tolerance:g}" if settings.tolerance is not None
+              else f"{settings.newton_iterations} Newton iteration(s)")
+    print(f"{args.strands} curly strands of 100 vertices, {args.frames} frames of {sub} steps, "
+          f"{newton}, {'no head, ' if args.no_head else ''}contact stiffness "
+          f"{settings.contact_stiffness:g} (hair and rest shape {t1 - t0:.0f} s, simulation "
+          f"{time.perf_counter() - t1:.0f} s)")
     print(f"largest edge strain {peak[0]:.2e} at t = {peak[1]:.4f} s (strand {peak[2]}, edge "
           f"{peak[3]})")
-    print(f"{'time [s]':12s}" + "".join(f"{g:>10s}" for g in GROUPS))
+    print(f"{'time [s]':12s}" + "".join(f"{g:>10s}" for g in GROUPS) + f"{'speed':>10s}")
     for (a, b), row in zip(WINDOWS, worst):
         print(f"{a:4.1f} - {b:<5.1f}" + "".join(f"{v:10.1e}" for v in row))
 

@@ -11,11 +11,11 @@ change of the rest curvature, and the equilibrium this makes is a saddle.
 The strand (docs/sagfree.md, "The flip of the zero-rest-twist strand"): 40 vertices, 26 cm,
 leaving the root 17 degrees above the horizontal and turning down, with a wave in its plane and
 one of half the wavenumber out of it (an inflection with a turning angle of 1 degree at its
-middle vertex, 20); hair material with a coarse radius of 0.13 mm. The paper's settings: the
-penalty method, 60 steps per second with one Newton iteration, box of the note with a
-turning-angle budget of pi/2 (curvature bound 2). With the note's default budget pi/4
-(curvature bound 0.83) the box holds the zero-rest-twist strand: no equilibrium, no flip
-(asserted below). How many of the nearby strands flip: ``benchmarks/sagfree_flip_scan.py``.
+middle vertex, 20); hair material with a coarse radius of 0.13 mm. The paper's method and
+step: the penalty method, 60 steps per second with one Newton iteration; the note's box (the
+paper's values were lost) with a turning-angle budget of pi/2 (curvature bound 2). With the
+default budget pi/4 (curvature bound 0.83) the box holds the zero-rest-twist strand: no
+equilibrium, no flip (asserted below). How many of the nearby strands flip: ``benchmarks/sagfree_flip_scan.py``.
 """
 import copy
 

@@ -475,7 +475,6 @@ class ImplicitEuler:
                     self._kv.fill(0.0)
                     self.assembly.hessian_matvec(self._dh, self._kv)
                     _add_free(self._g, hess_scale, self._kv, fixed)
-                    gnorm = math.sqrt(self._dot(self._g, self._g))
             if tol_mode:
                 if gnorm <= max(st.tolerance * g0, st.atol):
                     converged = True
