@@ -49,8 +49,9 @@ def build(n_rods: int, n_edges: int):
 
 def run_strandlab(model, settings, *, steps: int, warmup: int = 10, dt: float = 1 / 60) -> dict:
     solver = sl.PBDSolver(model, settings)
-    state = solver.state()
-    model = solver.model
+    # older checkouts (--compare-to) have no solver.state(); their Model makes the state
+    state = solver.state() if hasattr(solver, "state") else model.state()
+    model = getattr(solver, "model", model)
     for _ in range(warmup):
         solver.step(state, state, dt)
     t0 = time.perf_counter()

@@ -268,22 +268,19 @@ class PBDSolver:
             slide_point=m.slide_point, dist_i=m.dist_i, dist_j=m.dist_j,
             dist_rest=m.dist_rest, dist_compliance=m.dist_compliance, planes=m.planes,
             spheres=m.spheres, capsules=m.capsules, collider_friction=m.collider_friction,
-            gravity=m.gravity, eye=np.eye(3)[None].copy(), zero3=np.zeros((1, 3)))
+            gravity=m.gravity, eye=np.eye(3)[None].copy(), co_rest_omega=np.zeros((nc, 3)))
         # all read-only: one array type per role, so each function compiles once
         self._args = PBDModelArrays(*(_readonly(a) for a in self._args))
         self._contact_args = ContactArrays(
             segs=SegmentSet(*(_readonly(a) for a in segs)), grid=self._contact_buf.grid,
             pairs=self._contact_buf.pairs, status=self._contact_buf.status,
             mass_scale=self._contact_buf.mass_scale)
-        rows = ns + 1
         ne1 = max(ne, 1)
         self._scratch = Scratch(
             x_pred=np.zeros((npnt, 3)), share=np.zeros(ne), lam_len=np.zeros(ne),
             lam_oe=np.zeros((no, 3)), lam_co=np.zeros((nc, 3)),
             lam_dist=np.zeros(len(m.dist_i)), perm=np.zeros(ne1, dtype=np.int64),
-            fa=np.zeros((rows, 3, 3)), fb=np.zeros((rows, 3, 3)), tmp=np.zeros((rows, 3, 3)),
-            uv=np.zeros((rows, 2, 3, 3)), grad=np.zeros((rows, 6, 3, 3)),
-            vec=np.zeros((rows, 9)), tri_b=np.zeros(ne1), tri_c=np.zeros(ne1),
+            tri_b=np.zeros(ne1), tri_c=np.zeros(ne1),
             tri_d=np.zeros(ne1), nrm=np.zeros((ne1, 3)), contact_depth=np.zeros(npnt),
             contact_normal=np.zeros((npnt, 3)), contact_mu=np.zeros(npnt))
         self._h_max = None
