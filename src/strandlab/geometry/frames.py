@@ -225,12 +225,11 @@ def frame_of(p0, p1, p2) -> np.ndarray:
 
     Raises ``ValueError`` for coincident or collinear points.
     """
-    x = np.ascontiguousarray(np.array([p0, p1, p2], dtype=np.float64))
-    d = np.zeros((3, 3))
-    le, lu = frame_from_points(x, 0, 1, 2, d)
-    if le == 0.0 or lu == 0.0:
+    x = np.array([p0, p1, p2], dtype=np.float64).reshape(3, 1, 3)
+    d, il, _, _ = frame_rotations(x[0], x[1], x[2])
+    if il[0] == 0.0:
         raise ValueError("frame of coincident or collinear points is undefined")
-    return d
+    return d[0]
 
 
 def frame_jacobians_of(p0, p1, p2) -> np.ndarray:

@@ -252,17 +252,24 @@ def solve3(a00, a01, a02, a11, a12, a22, b0, b1, b2):
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
-def _rhs(use_xpbd, alpha, compliance, lam, k, i, dev, dt2):
-    """Right-hand side of component ``i`` and the compliance term added to its diagonal:
-    ``(-alpha dev, 0)`` (relaxation form), ``(-(dev + a~ lambda), a~)`` (XPBD,
-    ``a~ = compliance / dt^2``), or ``(0, -1)`` for a switched-off component (compliance at or
-    above FREE_COMPLIANCE: its row and column leave the system)."""
+def _block_rhs(use_xpbd, alpha, compliance, lam, k, d0, d1, d2, dt2):
+    """Right-hand side of the block system and the compliance term added to each diagonal
+    entry, for the deviation ``d = Omega - Omega_rest``: ``(r0, r1, r2, t0, t1, t2)``.
+    Relaxation form: ``r = -alpha d``, ``t = 0``.  XPBD: ``r = -(d + a~ lambda)``, ``t = a~``
+    (``a~ = compliance / dt^2``); a switched-off component (compliance at or above
+    FREE_COMPLIANCE) has ``r = 0``, ``t = -1``: its row and column leave the system."""
     if not use_xpbd:
-        return -alpha[k, i] * dev, 0.0
-    if compliance[k, i] >= FREE_COMPLIANCE:
-        return 0.0, -1.0
-    at = compliance[k, i] / dt2
-    return -(dev + at * lam[k, i]), at
+        return -alpha[k, 0] * d0, -alpha[k, 1] * d1, -alpha[k, 2] * d2, 0.0, 0.0, 0.0
+    c0 = compliance[k, 0]
+    c1 = compliance[k, 1]
+    c2 = compliance[k, 2]
+    t0 = -1.0 if c0 >= FREE_COMPLIANCE else c0 / dt2
+    t1 = -1.0 if c1 >= FREE_COMPLIANCE else c1 / dt2
+    t2 = -1.0 if c2 >= FREE_COMPLIANCE else c2 / dt2
+    r0 = 0.0 if t0 < 0.0 else -(d0 + t0 * lam[k, 0])
+    r1 = 0.0 if t1 < 0.0 else -(d1 + t1 * lam[k, 1])
+    r2 = 0.0 if t2 < 0.0 else -(d2 + t2 * lam[k, 2])
+    return r0, r1, r2, t0, t1, t2
 
 
 @njit(cache=True, error_model="numpy", fastmath=FASTMATH)
@@ -436,9 +443,7 @@ def project_orientation(x, w, idx, k, rot, kr, has_rot, rest_omega, ko, rest_len
     d0 = om0 - rest_omega[ko, 0]
     d1 = om1 - rest_omega[ko, 1]
     d2 = om2 - rest_omega[ko, 2]
-    r0, t0 = _rhs(use_xpbd, alpha, compliance, lam, k, 0, d0, dt2)
-    r1, t1 = _rhs(use_xpbd, alpha, compliance, lam, k, 1, d1, dt2)
-    r2, t2 = _rhs(use_xpbd, alpha, compliance, lam, k, 2, d2, dt2)
+    r0, r1, r2, t0, t1, t2 = _block_rhs(use_xpbd, alpha, compliance, lam, k, d0, d1, d2, dt2)
     # a switched-off component (t < 0) leaves the system: its row and column become the identity
     if t0 < 0.0:
         a00, a01, a02 = 1.0, 0.0, 0.0

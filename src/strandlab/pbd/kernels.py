@@ -358,16 +358,20 @@ def _finish_strand(s, model, x_in, scratch, dt, x_out, v_out):
 
 
 @njit(**_INNER)
-def _clear_strand(s, model, scratch):
-    """Zero strand ``s``'s multipliers and contact depths at the start of a substep."""
+def _clear_strand(s, model, scratch, use_xpbd):
+    """Zero strand ``s``'s multipliers and contact depths at the start of a substep.  The
+    orientation multipliers are neither read nor written in the relaxation (alpha) form, so
+    they are cleared only for XPBD; the edge multipliers always (a hard edge reads its
+    multiplier times a zero compliance)."""
     for e in range(model.strand_edge_start[s], model.strand_edge_start[s + 1]):
         scratch.lam_len[e] = 0.0
-    for o in range(model.strand_oe_start[s], model.strand_oe_start[s + 1]):
-        for r in range(3):
-            scratch.lam_oe[o, r] = 0.0
-    for c in range(model.strand_co_start[s], model.strand_co_start[s + 1]):
-        for r in range(3):
-            scratch.lam_co[c, r] = 0.0
+    if use_xpbd:
+        for o in range(model.strand_oe_start[s], model.strand_oe_start[s + 1]):
+            for r in range(3):
+                scratch.lam_oe[o, r] = 0.0
+        for c in range(model.strand_co_start[s], model.strand_co_start[s + 1]):
+            for r in range(3):
+                scratch.lam_co[c, r] = 0.0
     for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
         scratch.contact_depth[p] = 0.0
 
@@ -401,7 +405,7 @@ def _strand_substeps(s, model, state_in, state_out, scratch, params):
     for k in range(params.n_sub):
         st_in = state_in if k == 0 else state_out
         _predict_strand(s, k, model, st_in, state_out, scratch, params)
-        _clear_strand(s, model, scratch)
+        _clear_strand(s, model, scratch, params.use_xpbd)
         seed = _substep_seed(params, k)
         for it in range(params.iterations):
             _project_couplings(s, model, scratch, params)
@@ -505,7 +509,7 @@ def _project_strand_contacts(model, contact, scratch):
 # Kernels: a parallel and a serial variant of each (small problems step serially)
 # --------------------------------------------------------------------------------------------
 @njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
-def step_independent(model, state_in, state_out, scratch, params, contact):
+def step_independent(model, state_in, state_out, scratch, params):
     """``params.n_sub`` substeps of a scene whose strands are independent of each other, in
     one parallel loop over strands.
 
@@ -527,7 +531,7 @@ def step_independent(model, state_in, state_out, scratch, params, contact):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def step_independent_serial(model, state_in, state_out, scratch, params, contact):
+def step_independent_serial(model, state_in, state_out, scratch, params):
     """:func:`step_independent` on the calling thread."""
     k0 = params.n_sub - params.n_sub  # substep 0, a run-time value (one compiled version)
     _predict_extra(k0, model, state_in, state_out, scratch, params)
@@ -568,7 +572,7 @@ def step_coupled(model, state_in, state_out, scratch, params, contact):
         st_in = _substep_input(k, state_in, state_out)
         for s in prange(n_strands):
             _predict_strand(s, k, model, st_in, state_out, scratch, params)
-            _clear_strand(s, model, scratch)
+            _clear_strand(s, model, scratch, params.use_xpbd)
         _predict_extra(k, model, st_in, state_out, scratch, params)
         _clear_serial(scratch)
         if params.strand_contact:
@@ -597,7 +601,7 @@ def step_coupled_serial(model, state_in, state_out, scratch, params, contact):
         st_in = _substep_input(k, state_in, state_out)
         for s in range(n_strands):
             _predict_strand(s, k, model, st_in, state_out, scratch, params)
-            _clear_strand(s, model, scratch)
+            _clear_strand(s, model, scratch, params.use_xpbd)
         _predict_extra(k, model, st_in, state_out, scratch, params)
         _clear_serial(scratch)
         if params.strand_contact:

@@ -498,14 +498,13 @@ class PBDSolver:
                                     self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
                                     drive_pos[k:k + 1], slide_origin[k:k + 1],
                                     slide_dir[k:k + 1], *self._contact_params())
-                self._kernel(1)(self._args, sout, sout, self._scratch, params,
-                                self._contact_args)
+                self._run_kernel(1, sout, sout, params)
                 state_out.time += h
         else:
             params = StepParams(h, n, st.iterations, self._order, base_seed, self._xpbd,
                                 self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
                                 drive_pos, slide_origin, slide_dir, *self._contact_params())
-            self._kernel(n)(self._args, sin, sout, self._scratch, params, self._contact_args)
+            self._run_kernel(n, sin, sout, params)
             time = state_in.time
             for _ in range(n):
                 time += h
@@ -536,6 +535,16 @@ class PBDSolver:
             what = f"speed {value:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s"
             point = int(idx)
         raise SimulationDiverged(s.step, s.time, int(strand), point, what=what)
+
+    def _run_kernel(self, n_sub: int, sin: StateArrays, sout: StateArrays,
+                    params: StepParams) -> None:
+        """One kernel call; the contact arrays go only to the kernels that use them (every
+        argument adds to the compile time of a kernel's Python entry point)."""
+        kernel = self._kernel(n_sub)
+        if self.independent_strands:
+            kernel(self._args, sin, sout, self._scratch, params)
+        else:
+            kernel(self._args, sin, sout, self._scratch, params, self._contact_args)
 
     def _kernel(self, n_sub: int):
         """The kernel for a call of ``n_sub`` substeps: parallel over strands when there are
