@@ -92,7 +92,7 @@ def omega_rotation_jacobian(q00, q01, q02, q10, q11, q12, q20, q21, q22, rest_le
     s = 1.0 + q00 + q11 + q22
     if not s > MIN_ONE_PLUS_TRACE:
         return s, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    f = 2.0 / (rest_len * s)
+    f = 2.0 / (s * rest_len)
     n0 = q21 - q12
     n1 = q02 - q20
     n2 = q10 - q01
