@@ -76,7 +76,7 @@ CONTACT_LENGTH_ROUNDS = 10  # length solves after collision pushes, per pass (di
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance, lam_len,
                           e0, e1, dt2, tri_b, tri_c, tri_d, nrm):
     """All edge-length constraints of one open strand, solved together.

@@ -33,6 +33,10 @@ _GRAVITY = {"corrected": K.GRAVITY_CORRECTED, "full": K.GRAVITY_FULL, "none": K.
 #: work a parallel region waits for its slowest thread.
 PARALLEL_MIN_WORK = 4000
 
+#: Parallel loops over strands are cut into about this many chunks per thread, handed out to
+#: the threads as they become free.
+PARALLEL_CHUNKS = 8
+
 
 @dataclass(frozen=True)
 class PBDSettings:
@@ -541,10 +545,20 @@ class PBDSolver:
         """One kernel call; the contact arrays go only to the kernels that use them (every
         argument adds to the compile time of a kernel's Python entry point)."""
         kernel = self._kernel(n_sub)
-        if self.independent_strands:
-            kernel(self._args, sin, sout, self._scratch, params)
-        else:
-            kernel(self._args, sin, sout, self._scratch, params, self._contact_args)
+        # parallel loops hand out strands in chunks to whichever thread is free (dynamic
+        # scheduling): on cores shared with other work a thread that gets less of its core
+        # then takes fewer strands instead of holding up the step
+        chunk = 0
+        if kernel is K.step_independent or kernel is K.step_coupled:
+            chunk = max(1, self.model.n_strands // (PARALLEL_CHUNKS * numba.get_num_threads()))
+        old = numba.set_parallel_chunksize(chunk)
+        try:
+            if self.independent_strands:
+                kernel(self._args, sin, sout, self._scratch, params)
+            else:
+                kernel(self._args, sin, sout, self._scratch, params, self._contact_args)
+        finally:
+            numba.set_parallel_chunksize(old)
 
     def _kernel(self, n_sub: int):
         """The kernel for a call of ``n_sub`` substeps: parallel over strands when there are
