@@ -17,17 +17,24 @@ between strands (``params.strand_contact``; argument group ``contact``) run in
 pass, both serial, between the parallel loops.
 
 Threads.  Numba's threading layer is left to its default (OpenMP where present); the module
-sets ``OMP_WAIT_POLICY=PASSIVE`` and ``KMP_BLOCKTIME=0`` unless already set (see below).
+sets ``OMP_WAIT_POLICY=PASSIVE`` and ``KMP_BLOCKTIME=0`` unless already set (see below), and
+the solver hands the strands of a parallel loop to the threads in chunks, dynamically
+(``PBDSolver._run_kernel``).
 
-Compile time.  The per-constraint functions (constraints.py, the Darboux gradient) are
-inlined as Numba IR into the per-strand functions (``_project_strand``, the coupling passes),
-which are ordinary compiled functions: each compiles once and both twins share it, and no
-parallel loop body holds inlined IR (the parallel-loop passes grow fast with the body's size).
-Kernels compile without Numba's reference counting (``_nrt=False``; they allocate nothing):
-every array taken out of an argument group would otherwise count a reference on the shared
-array, an atomic operation on one cache line that all threads fight over.  Kernels use Numba's
-NumPy error model (a float division by zero gives inf or NaN, caught by the
-solver's finiteness check, instead of a test before every division).
+Compile time.  The projections of one strand's sweep (its edges, its orientation constraints)
+are each one compiled function over plain arrays with the projection inlined as Numba IR
+(:mod:`.sweeps`); they compile once, and every kernel links them.  The per-strand glue
+(``_strand_substeps``, ``_project_strand``, ``_project_couplings``: calls, no arithmetic of
+their own) is inlined as IR into the kernels, which saves a level of compiled functions (each
+level optimises and emits again all the code it links).  Functions called only from compiled
+code have no Python entry point (``no_cpython_wrapper``; generating and optimising the
+unboxing of the argument groups is much of a small function's compile time), and arguments
+that select a branch are run-time values, never literal constants (a literal compiles the
+callee once per value).  Kernels compile without Numba's reference counting (``_nrt=False``;
+they allocate nothing): every array taken out of an argument group would otherwise count a
+reference on the shared array, an atomic operation on one cache line that all threads fight
+over.  Kernels use Numba's NumPy error model (a float division by zero gives inf or NaN, caught
+by the solver's finiteness check, instead of a test before every division).
 """
 from __future__ import annotations
 
