@@ -306,18 +306,24 @@ def _project_couplings(s, model, scratch, params):
                          scratch.perm, c0 - c0)
 
 
-@njit(**_INNER)
+@njit(**_INNER, inline="always")
 def _collide_points(p0, p1, model, scratch):
     """Push points ``p0..p1`` out of the colliders (records contacts for friction).  Returns
-    whether a point moved."""
-    moved = False
+    whether a point moved.  Inlined: without colliders a pass pays one test, not a call."""
     if model.planes.shape[0] + model.spheres.shape[0] + model.capsules.shape[0] == 0:
-        return moved
-    x = scratch.x_pred
-    radius, w, friction = model.collide_radius, model.inv_mass, model.point_friction
-    planes, spheres, capsules = model.planes, model.spheres, model.capsules
-    collider_friction = model.collider_friction
-    depth, normal, contact_mu = scratch.contact_depth, scratch.contact_normal, scratch.contact_mu
+        return False
+    return _collide_range(p0, p1, scratch.x_pred, model.collide_radius, model.inv_mass,
+                          model.point_friction, model.planes, model.spheres, model.capsules,
+                          model.collider_friction, scratch.contact_depth,
+                          scratch.contact_normal, scratch.contact_mu)
+
+
+@njit(**_INNER)
+def _collide_range(p0, p1, x, radius, w, friction, planes, spheres, capsules, collider_friction,
+                   depth, normal, contact_mu):
+    """:func:`_collide_points` on plain arrays (a call with the argument groups would pass
+    every array of the groups)."""
+    moved = False
     for p in range(p0, p1):
         if radius[p] > 0.0 and w[p] > 0.0:
             x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
