@@ -214,7 +214,7 @@ def test_update_reports_changes_of_the_pair_set():
     assert term.update(q2) and term.version == v0 + 1 and term.n_stencils == 0
     n = 3
     for hess in (np.zeros((n, 12, 12)), None):
-        with pytest.raises(ValueError, match="rebuild the assembly"):
+        with pytest.raises(ValueError, match="refresh the assembly"):
             term.evaluate(q2, np.zeros(n), np.zeros((n, 12)), hess)
 
 
