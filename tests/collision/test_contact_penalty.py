@@ -119,6 +119,7 @@ def test_penalty_in_the_solve_keeps_curly_hair_on_a_head_from_stretching():
     push_only, _ = _worst_strain(0.0)
     print(f"\ncurly hair on a head: worst strain {with_penalty:.2e} with the penalty, "
           f"{push_only:.2e} with the push alone; deepest vertex {gap:.2e} m")
-    assert with_penalty < 0.04              # 2.6e-2 measured
+    # 1.5e-2 measured (2.6e-2 before the strand followed the vertices pushed out of the head)
+    assert with_penalty < 0.02
     assert push_only > 4 * with_penalty     # 0.14: the push fights the stiff coils
     assert gap >= -0.5 * 3.5e-5 * (1 + 1e-6)  # at most half a radius inside the head

@@ -84,10 +84,12 @@ def test_serial_twins_compute_the_parallel_kernels_bits():
     vs = [st.v.copy(), st.v.copy()]
     for kern, qq, vv in zip((collide_vertices, collide_vertices_serial), qs, vs):
         nv = m.n_vertices
-        kern(m.strand_vertex_start, m.vertex_dof, m.fixed, m.vertex_radius, m.vertex_friction,
-             m.planes, m.spheres, m.capsules, m.collider_friction, 5e-3, 0.5,
-             np.full(m.n_vertices, 1e3), m.mass, st.q, qq, vv,
-             np.zeros((nv, 3)), np.zeros(nv), np.zeros((nv, 3)), np.zeros(nv))
+        kern(m.strand_vertex_start, m.strand_edge_start, m.edge_v0, m.edge_v1, m.vertex_dof,
+             m.fixed, m.vertex_radius, m.vertex_friction, m.planes, m.spheres, m.capsules,
+             m.collider_friction, 5e-3, 0.5, np.full(m.n_vertices, 1e3), m.mass, 8, st.q, qq,
+             vv, np.zeros((nv, 3)), np.zeros(nv), np.zeros((nv, 3)), np.zeros(nv),
+             np.zeros(m.n_edges), np.zeros(nv, dtype=np.bool_), np.zeros((m.n_edges, 3)),
+             np.zeros(m.n_edges), np.zeros(m.n_edges), np.zeros(m.n_edges))
     np.testing.assert_array_equal(qs[0], qs[1])
     np.testing.assert_array_equal(vs[0], vs[1])
 

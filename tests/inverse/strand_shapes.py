@@ -30,12 +30,13 @@ def _frame(d):
 
 def hair_strand(n: int, *, length: float = 0.25, root=(0.0, 0.0, 0.0), normal=(1.0, 0.0, 0.3),
                 droop: float = 0.9, wave_amplitude: float = 0.01, wave_length: float = 0.06,
-                wave_phase: float = 0.0, coil_radius: float = 0.0, coil_pitch: float = 0.02,
-                fine: int = 4000) -> np.ndarray:
+                wave_phase: float = 0.0, out_of_plane: float = 0.5, coil_radius: float = 0.0,
+                coil_pitch: float = 0.02, fine: int = 4000) -> np.ndarray:
     """A strand of ``n`` vertices [m, 3]: from ``root`` along ``normal``, its tangent turning
     towards -z by ``droop`` (fraction of the turn from ``normal`` to -z), with a sinusoidal
-    wave in the plane of the turn and around it (amplitudes [m], wavelength [m]) and an
-    optional coil (radius, pitch [m]) about the centreline."""
+    wave in the plane of the turn (amplitude [m], wavelength [m]) and one of half its
+    wavenumber out of that plane (``out_of_plane`` times the amplitude), and an optional coil
+    (radius, pitch [m]) about the centreline."""
     nrm = np.asarray(normal, dtype=float)
     nrm /= np.linalg.norm(nrm)
     down = np.array([0.0, 0.0, -1.0])
@@ -52,7 +53,7 @@ def hair_strand(n: int, *, length: float = 0.25, root=(0.0, 0.0, 0.0), normal=(1
     ramp = np.minimum(1.0, s / (0.2 * length))[:, None]
     k = 2 * np.pi / wave_length
     pts = centre + ramp * wave_amplitude * (np.sin(k * s + wave_phase)[:, None] * u
-                                            + 0.5 * np.sin(0.5 * k * s)[:, None] * axis)
+                                            + out_of_plane * np.sin(0.5 * k * s)[:, None] * axis)
     if coil_radius > 0:
         phi = 2 * np.pi * s / coil_pitch
         pts = pts + ramp * coil_radius * (np.cos(phi)[:, None] * u + np.sin(phi)[:, None] * axis)

@@ -47,6 +47,10 @@ bend_stiffness = 2.0
 [[simplicial.holds]]
 vertices = [0, 1]
 frame = 0
+[[simplicial.holds]]
+vertices = [2, 3]
+frame = 0
+turn_only = true
 """
 
 
@@ -78,6 +82,7 @@ def test_scene_file_reads_the_mesh_with_its_materials(folder):
     (c,) = m.connections
     assert c.parts == (m.part_index("pole"), m.part_index("base")) and c.bend_stiffness == 2.0
     assert m.holds[0].frame == 0 and m.holds[0].vertices == (0, 1)
+    assert not m.holds[0].turn_only and m.holds[1].turn_only
 
 
 @pytest.mark.parametrize("edit, message", [

@@ -9,7 +9,7 @@ import pytest
 
 import strandlab as sl
 from strandlab.pbd import compile_scene
-from strandlab.pbd.kernels import ORDER_INTERLEAVED, ORDER_SEQUENTIAL, _ordered, _shuffle
+from strandlab.pbd.sweeps import ORDER_INTERLEAVED, ORDER_SEQUENTIAL, _ordered, _shuffle
 from strandlab.sim.shapes import helix
 
 

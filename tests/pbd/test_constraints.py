@@ -233,8 +233,7 @@ def _project_orientation(x, w, idx, rot, rest, rest_len, alpha, compliance, use_
     ret = project_orientation(
         y, w, idx.reshape(1, 6), 0, (np.eye(3) if rot is None else rot).reshape(1, 3, 3).copy(), 0,
         rot is not None, rest.reshape(1, 3), 0, rest_len, alpha.reshape(1, 3),
-        compliance.reshape(1, 3), use_xpbd, lam, dt2, np.zeros((3, 3)), np.zeros((3, 3)),
-        np.zeros((3, 3)), np.zeros((2, 3, 3)), np.zeros((6, 3, 3)), np.zeros(9))
+        compliance.reshape(1, 3), use_xpbd, lam, dt2)
     return y, lam, ret
 
 
@@ -309,6 +308,48 @@ def test_project_orientation_xpbd_is_the_compliant_block_step(case, with_rot):
     assert lam2[0, 2] == lam[0, 2]
 
 
+@pytest.mark.parametrize("use_xpbd", [False, True], ids=["alpha", "xpbd"])
+@pytest.mark.parametrize("with_rot", [False, True])
+def test_project_orientation_of_six_distinct_points(use_xpbd, with_rot):
+    # Reference: eqs. (17), (21)-(23) for a coupling (a body's or triangle's frame of three
+    # points with mass against an edge frame), six distinct points: as the tests above, relaxed
+    # (eq. 17 of alpha (Omega - Omega_rest)) or XPBD ((G W G^T + a~) dlambda = -(C + a~ lambda)),
+    # G from central differences of eq. (10).
+    x = np.array([[0.1, -0.2, 0.05], [0.7, 0.1, -0.1], [0.3, 0.5, 0.2],       # frame A
+                  [1.0, 0.0, 0.1], [1.8, 0.3, 0.0], [1.4, 0.1, 0.9]])        # edge, ghost
+    idx = np.arange(6, dtype=np.int64)
+    rot = Rotation.from_rotvec([0.3, -0.2, 0.4]).as_matrix() if with_rot else None
+    w = _masses(6, 21, zero=(2,))
+    pts = list(range(6))
+    rest_len = 0.8
+
+    def om(y):
+        return _omega(y, idx, rest_len, rot)
+
+    omega = om(x)
+    rest = omega - np.array([3e-3, -2e-3, 1e-3])
+    jac = _fd_jacobian(om, x, pts, 1e-6)
+    a = sum(w[p] * jac[k] @ jac[k].T for k, p in enumerate(pts))
+    if use_xpbd:
+        dt2 = 1e-4
+        compliance = np.array([0.5, 1.0, 2.0]) * dt2 * np.trace(a) / 3.0
+        at = compliance / dt2
+        lam = np.array([[0.02, -0.01, 0.03]]) * np.linalg.norm(omega - rest) / at
+        dlam = np.linalg.solve(a + np.diag(at), -((omega - rest) + at * lam[0]))
+        ref = np.array([w[p] * jac[k].T @ dlam for k, p in enumerate(pts)])
+        alpha = np.zeros(3)
+    else:
+        dt2, compliance, lam = 1.0, np.zeros(3), np.zeros((1, 3))
+        alpha = np.array([0.6, 0.3, 0.9])
+        ref = _eq17(jac, w, pts, alpha * (omega - rest))
+    y, lam_new, ret = _project_orientation(x, w, idx, rot, rest, rest_len, alpha, compliance,
+                                           use_xpbd, lam, dt2)
+    assert ret == pytest.approx(np.linalg.norm(omega - rest), rel=1e-6)
+    _check(y - x, ref, 1e-7)
+    if use_xpbd:
+        assert np.allclose(lam_new[0] - lam[0], dlam, rtol=1e-7, atol=1e-7 * np.abs(dlam).max())
+
+
 def test_project_orientation_skips_half_turned_frames():
     # Reference: eq. (10) is undefined for frames 180 degrees apart (1 + tr Q = 0); the projection
     # is skipped (returns -1) and moves nothing (constraints.py docstring).
@@ -348,8 +389,7 @@ def test_project_orientation_of_a_thin_fibre_element_is_not_skipped(radius):
     ret = project_orientation(
         y, np.ascontiguousarray(m.inv_mass), idx, k, np.eye(3)[None].copy(), 0, False, rest, k,
         m.oe_rest_length[k], np.ones((len(idx), 3)), np.zeros((len(idx), 3)), False,
-        np.zeros((len(idx), 3)), 1.0, np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((3, 3)),
-        np.zeros((2, 3, 3)), np.zeros((6, 3, 3)), np.zeros(9))
+        np.zeros((len(idx), 3)), 1.0)
     assert ret == pytest.approx(dev0, rel=1e-6), "projection skipped (solve3 declared G W G^T singular)"
     dev1 = np.linalg.norm(_omega(y, idx[k], m.oe_rest_length[k]) - rest[k])
     assert dev1 < 1e-2 * dev0

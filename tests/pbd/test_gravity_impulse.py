@@ -14,6 +14,7 @@ no impulse.  Everything is exact arithmetic up to rounding: rtol 1e-12.
 """
 import numpy as np
 import pytest
+from numba import njit
 
 import strandlab as sl
 from strandlab.pbd import compile_scene
@@ -37,6 +38,12 @@ def _model(fixed_first=False):
     return compile_scene(b.build())
 
 
+@njit
+def _predict_strand(model, state_in, state_out, scratch, params):
+    # kernels._predict_strand has no Python entry point (it is called by compiled code only)
+    K._predict_strand(0, 0, model, state_in, state_out, scratch, params)
+
+
 def _predict(m, v_in, mid_in, mode=K.GRAVITY_CORRECTED, damping=DAMPING):
     """One call of the per-strand prediction of the step kernel (substep 0 of one)."""
     solver = sl.PBDSolver(m, sl.PBDSettings(substeps=1))
@@ -47,8 +54,8 @@ def _predict(m, v_in, mid_in, mode=K.GRAVITY_CORRECTED, damping=DAMPING):
     empty = np.zeros((1, 0, 3))
     params = StepParams(DT, 1, 1, K.ORDER_INTERLEAVED, 0, True, mode, float(damping), oe_alpha,
                         co_alpha, empty, empty, empty)
-    K._predict_strand(0, 0, solver._args, StateArrays(x, v_in, mid_in),
-                      StateArrays(x, v_out, mid_out), solver._scratch, params)
+    _predict_strand(solver._args, StateArrays(x, v_in, mid_in), StateArrays(x, v_out, mid_out),
+                    solver._scratch, params)
     return x, v_out, mid_out, solver._scratch.x_pred.copy()
 
 

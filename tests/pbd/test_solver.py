@@ -46,9 +46,7 @@ def _project_element(m, x, k, alpha, rest=None):
     y = x.copy()
     ret = project_orientation(
         y, np.ascontiguousarray(m.inv_mass), idx, k, np.eye(3)[None].copy(), 0, False, rest, k,
-        m.oe_rest_length[k], al, np.zeros((n, 3)), False, np.zeros((n, 3)), 1.0,
-        np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((2, 3, 3)),
-        np.zeros((6, 3, 3)), np.zeros(9))
+        m.oe_rest_length[k], al, np.zeros((n, 3)), False, np.zeros((n, 3)), 1.0)
     return y, ret
 
 

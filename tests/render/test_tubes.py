@@ -7,7 +7,7 @@ from strandlab.io.trajectory import Trajectory
 from strandlab.render import Camera, make_video, render_trajectory
 from strandlab.render import backends as backends_module
 from strandlab.render.scalars import strand_colors
-from strandlab.render.tubes import BACKGROUND, TubeRenderer, extra_groups
+from strandlab.render.tubes import BACKGROUND, TubeRenderer, extra_groups, extra_rods
 
 pv = pytest.importorskip("pyvista")
 
@@ -147,6 +147,49 @@ def test_frames_as_axes_meshes_and_colliders_are_drawn():
     # without the scene description the extra points are loose points
     assert extra_groups(_two_strands(extra=extra, tri=np.array([[3, 4, 5]])))[1].tolist() == \
         [0, 1, 2]
+
+
+def test_tapered_strands_are_drawn_with_their_vertex_radii():
+    # strand A tapers from 0.05 m at its left end to 0.005 m at its right end
+    tr = _two_strands(radius=0.05)
+    tr.vertex_radii = np.r_[np.linspace(0.05, 0.005, 11), np.full(11, 0.05)]
+    with TubeRenderer(tr, size=SIZE, camera=TOP, min_width_px=1.0) as r:
+        drawn = _drawn(r.image(0))
+        px = {}
+        for x in (-0.4, 0.4):
+            c, row = np.rint(r.view.project(np.array([[x, 0.3, 0.0]]), SIZE)[0]).astype(int)
+            px[x] = int(drawn[row - 12:row + 13, c].sum())
+        m_per_px = r.view.metres_per_pixel(SIZE[1])
+    radius = np.interp([-0.4, 0.4], np.linspace(-0.5, 0.5, 11), tr.vertex_radii[:11])
+    for x, rad in zip((-0.4, 0.4), radius):
+        assert abs(px[x] - 2 * rad / m_per_px) <= 1.5
+    assert px[-0.4] > 3 * px[0.4]
+
+
+def test_rods_of_a_mixed_mesh_are_tubes_and_frames_keep_their_axes():
+    # a frame (3 points), then a rod/shell/solid mesh of two vertices joined by one rod edge
+    extra = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.1, 0.0],
+                      [0.25, -0.1, 0.0], [0.25, 0.1, 0.0]])
+    scene = {"frames": [{}], "meshes": [], "bodies": [],
+             "simplicial": [{"name": "rod", "vertices": 2}]}
+    tr = _two_strands(scene=scene, extra=extra)
+    tr.extra_segments = np.array([[3, 4]])
+    tr.extra_segment_radii = np.array([0.02])
+    axes, loose = extra_groups(tr)
+    assert axes.tolist() == [0] and loose.size == 0
+    assert extra_rods(tr)[0].tolist() == [[3, 4]]
+    with TubeRenderer(tr, size=SIZE, camera=TOP, min_width_px=1.0) as r:
+        img = r.image(0)
+        rod = _pixel(img, r.view, [0.25, 0.0, 0.0])
+        beside = _pixel(img, r.view, [0.25 + 0.04, 0.0, 0.0])
+        x_axis = _pixel(img, r.view, [0.06, 0.0, 0.0])
+    assert rod[0] > rod[2] + 40                 # orange rod, not the bluish mesh colour
+    assert np.abs(beside - BACKGROUND).max() <= 12     # as thick as its radius, no more
+    assert np.argmax(x_axis) == 0
+    # without the rod edges the two mesh points are loose points
+    tr.extra_segments = np.zeros((0, 2), np.int64)
+    tr.extra_segment_radii = np.zeros(0)
+    assert extra_groups(tr)[1].tolist() == [3, 4]
 
 
 def test_files_progress_bar_and_mp4(tmp_path, capsys):

@@ -96,3 +96,32 @@ def test_scene_view_draws_strands_colliders_and_moves_them():
     finally:
         with contextlib.redirect_stdout(io.StringIO()):
             server.stop()
+
+
+def test_scene_view_draws_the_rods_of_a_mixed_mesh_and_moves_them():
+    import contextlib
+    import io
+
+    from strandlab.sim.simplicial import SimplicialBuilder
+
+    x = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.2, 0.0, 0.05], [0.1, 0.1, 0.0]])
+    mb = SimplicialBuilder(x, name="rods")
+    mb.add_rods([[0, 1], [1, 2], [1, 3]], name="tripod",
+                material=sl.Material(young_modulus=1e7, density=1e3, radius=0.004))
+    b = sl.SceneBuilder(gravity=(0, 0, -9.81))
+    b.add_simplicial_mesh(mb.build())
+    lay = SceneLayout.of_scene(b.build())
+    assert lay.extra_segments.tolist() == [[0, 1], [1, 2], [1, 3]]
+    assert np.allclose(lay.extra_segment_radii, 0.004)
+    with contextlib.redirect_stdout(io.StringIO()):
+        server = viser.ViserServer(host="127.0.0.1", port=free_port(), verbose=False)
+    try:
+        view = SceneView(server, lay, np.zeros((0, 3)), x,
+                         bounds=np.array([[-1.0] * 3, [1.0] * 3]))
+        assert view.loose.size == 0                    # rod vertices are not loose points
+        assert np.allclose(view.rods.points, x[[[0, 1], [1, 2], [1, 3]]])
+        view.update(np.zeros((0, 3)), x + [0.0, 0.0, 0.3])
+        assert np.allclose(view.rods.points, x[[[0, 1], [1, 2], [1, 3]]] + [0.0, 0.0, 0.3])
+    finally:
+        with contextlib.redirect_stdout(io.StringIO()):
+            server.stop()

@@ -31,6 +31,11 @@ _LINEAR = ("auto", "banded", "sparse")
 #: fraction of their radius (the penalty holds them in the rest of it).
 PUSH_SCALE = 0.5
 
+#: Most Newton iterations by which a strand follows its pushed vertices, restoring the edge
+#: lengths of the step (:mod:`strandlab.der.contact`; two to four reach its tolerance), with
+#: the contact penalty in the solve.
+FOLLOW_ITERATIONS = 8
+
 #: Serial cost of one vertex's contact test per collider, in the work units of
 #: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (below that, the serial kernel runs).
 CONTACT_WORK = 10
@@ -159,11 +164,17 @@ class DERSolver:
         self._depth = np.zeros(nv)
         self._normal = np.zeros((nv, 3))
         self._mu = np.zeros(nv)
+        ne = model.n_edges
+        self._length, self._tangent = np.zeros(ne), np.zeros((ne, 3))
+        self._tri = np.zeros((3, ne))
+        self._pushed = np.zeros(nv, dtype=np.bool_)
         self._has_colliders = len(model.collider_friction) > 0
         ct = self.system.contact
         self._k_pen = ct.vertex_stiffness if ct is not None else np.zeros(nv)
-        # with the penalty in the solve, the push corrects penetrations past half the radius
+        # with the penalty in the solve, the push corrects penetrations past half the radius,
+        # and the strand follows the vertices it pushes
         self._push_scale = PUSH_SCALE if ct is not None else 1.0
+        self._follow = FOLLOW_ITERATIONS if ct is not None else 0
         self.last_info = None
 
     # ------------------------------------------------------------------ protocol
@@ -298,10 +309,12 @@ class DERSolver:
             work = CONTACT_WORK * m.n_vertices * len(m.collider_friction)
             kern = collide_vertices if use_parallel(m.n_strands, work) else \
                 collide_vertices_serial
-            kern(m.strand_vertex_start, m.vertex_dof, m.fixed, m.vertex_radius,
-                 m.vertex_friction, m.planes, m.spheres, m.capsules, m.collider_friction, h,
-                 self._push_scale, self._k_pen, m.mass, self._q_start, s.q, s.v, self._x,
-                 self._depth, self._normal, self._mu)
+            kern(m.strand_vertex_start, m.strand_edge_start, m.edge_v0, m.edge_v1,
+                 m.vertex_dof, m.fixed, m.vertex_radius, m.vertex_friction, m.planes, m.spheres,
+                 m.capsules, m.collider_friction, h, self._push_scale, self._k_pen, m.mass,
+                 self._follow, self._q_start, s.q, s.v, self._x, self._depth,
+                 self._normal, self._mu, self._length, self._pushed, self._tangent,
+                 self._tri[0], self._tri[1], self._tri[2])
         self.system.prepare(s.q)
         s.a1[...] = self.system.a1
         s.ref_twist[...] = self.system.ref_twist

@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .frames import frame_from_points
+from .frames import FASTMATH, frame_from_points, frame_rotations
 
-__all__ = ["darboux", "darboux_gradient", "darboux_of", "darboux_all", "MIN_ONE_PLUS_TRACE"]
+__all__ = ["darboux", "darboux_gradient", "darboux_of", "darboux_all", "omega_rotation_jacobian",
+           "omega_and_jacobian", "MIN_ONE_PLUS_TRACE"]
 
 #: Below this value of ``1 + tr Q = 2 (1 + cos theta)`` (0 at a half turn, 4 at no rotation)
 #: the relative rotation is within 1e-5 rad of a half turn and Omega is treated as undefined:
@@ -72,6 +73,38 @@ def _omega_from_frames(fa, fb, rest_len, omega_out):
     omega_out[1] = f * (q02 - q20)
     omega_out[2] = f * (q10 - q01)
     return s
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH)
+def omega_rotation_jacobian(q00, q01, q02, q10, q11, q12, q20, q21, q22, rest_len):
+    """Omega of ``Q = A^T B`` (eq. 10, middle expression) and its derivative with respect to the
+    relative rotation of the frames, without allocation.
+
+    When frame A turns by the small rotation ``dtheta_A`` and frame B by ``dtheta_B`` (world
+    axes), ``dQ_mn = (dtheta_A - dtheta_B) . (A_m x B_n)``; in A's axes ``A_m x B_n`` has the
+    components ``sum_k eps_mkj Q_kn``, which gives
+    ``dOmega = M dphi``, ``M = f (Q - tr(Q) I - N N^T / S)``, with ``dphi`` the components of
+    ``dtheta_A - dtheta_B`` in A's axes, ``S = 1 + tr Q``, ``N = 2 vect(Q)`` and
+    ``f = 2 / (l S)``.  Returns ``(S, Omega_0, Omega_1, Omega_2, M_00, M_01, ..., M_22)``
+    (``M`` row by row, [1/m]); when ``S <= MIN_ONE_PLUS_TRACE`` (frames about 180 degrees apart,
+    Omega undefined) only ``S`` is meaningful and the rest is zero.
+    """
+    s = 1.0 + q00 + q11 + q22
+    if not s > MIN_ONE_PLUS_TRACE:
+        return s, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    f = 2.0 / (s * rest_len)
+    n0 = q21 - q12
+    n1 = q02 - q20
+    n2 = q10 - q01
+    g = f / s
+    tr = f * (s - 1.0)
+    gn0 = g * n0
+    gn1 = g * n1
+    gn2 = g * n2
+    return (s, f * n0, f * n1, f * n2,
+            f * q00 - tr - gn0 * n0, f * q01 - gn0 * n1, f * q02 - gn0 * n2,
+            f * q10 - gn1 * n0, f * q11 - tr - gn1 * n1, f * q12 - gn1 * n2,
+            f * q20 - gn2 * n0, f * q21 - gn2 * n1, f * q22 - tr - gn2 * n2)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -195,26 +228,43 @@ def darboux_gradient(x, idx, k, rot, kr, has_rot, rest_len, fa, fb, tmp, uv, ome
     return sq
 
 
-@njit(cache=True, error_model="numpy")
+def omega_and_jacobian(x, idx, rest_len, rot=None):
+    """Omega and its rotation Jacobian for many elements at once, in NumPy (set-up code).
+
+    ``idx`` [n, 6] (frame A: points 0-2, frame B: points 3-5), ``rest_len`` [n], ``rot``
+    [n, 3, 3] or None.  Returns ``(omega, m, fa, fb, fra, frb, ok)``: Omega [n, 3]; ``M`` of
+    :func:`omega_rotation_jacobian` [n, 3, 3] (rows in the effective frame A's axes); the frames
+    [n, 3, 3]; the :func:`~strandlab.geometry.frames.frame_rotations` tuples of A and B; and
+    ``ok`` [n], false where Omega is undefined (a degenerate frame, or frames about 180 degrees
+    apart), where ``omega`` and ``m`` are NaN.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    idx = np.asarray(idx)
+    fra = frame_rotations(x[idx[:, 0]], x[idx[:, 1]], x[idx[:, 2]])
+    frb = frame_rotations(x[idx[:, 3]], x[idx[:, 4]], x[idx[:, 5]])
+    fa = fra[0] if rot is None else fra[0] @ rot
+    fb = frb[0]
+    q = np.einsum("nri,nrj->nij", fa, fb)
+    s = 1.0 + np.trace(q, axis1=1, axis2=2)
+    ok = (fra[1] > 0.0) & (frb[1] > 0.0) & (s > MIN_ONE_PLUS_TRACE)
+    s = np.where(ok, s, 1.0)
+    f = 2.0 / (np.asarray(rest_len, dtype=np.float64) * s)
+    n = np.stack([q[:, 2, 1] - q[:, 1, 2], q[:, 0, 2] - q[:, 2, 0], q[:, 1, 0] - q[:, 0, 1]], -1)
+    m = f[:, None, None] * (q - (s - 1.0)[:, None, None] * np.eye(3)
+                            - n[:, :, None] * n[:, None, :] / s[:, None, None])
+    omega = np.where(ok[:, None], f[:, None] * n, np.nan)
+    m = np.where(ok[:, None, None], m, np.nan)
+    return omega, m, fa, fb, fra, frb, ok
+
+
 def darboux_all(x, idx, rest_len, omega_out):
     """Omega of many elements: ``idx`` [n, 6], ``rest_len`` [n]; writes ``omega_out`` [n, 3].
 
-    Raises nothing; elements whose frames are degenerate or 180 degrees apart get NaN.
+    Raises nothing; elements whose frames are degenerate or 180 degrees apart get NaN.  NumPy
+    (no compilation), the same arithmetic as :func:`darboux` up to rounding.
     """
-    fa = np.zeros((3, 3))
-    fb = np.zeros((3, 3))
-    tmp = np.zeros((3, 3))
-    rot = np.eye(3).reshape(1, 3, 3)
-    om = np.zeros(3)
-    for k in range(idx.shape[0]):
-        sq = darboux(x, idx, k, rot, 0, False, rest_len[k], fa, fb, tmp, om)
-        omega_out[k, 0] = om[0]
-        omega_out[k, 1] = om[1]
-        omega_out[k, 2] = om[2]
-        if sq <= 0.0:
-            omega_out[k, 0] = np.nan
-            omega_out[k, 1] = np.nan
-            omega_out[k, 2] = np.nan
+    if len(idx):
+        omega_out[...] = omega_and_jacobian(x, idx, rest_len)[0]
 
 
 def darboux_of(points6, rest_len=1.0, rot=None):

@@ -22,8 +22,17 @@ import math
 import numpy as np
 from numba import njit
 
+#: LLVM fast-math flags of the hot kernels: fused multiply-adds (``contract``), division by a
+#: repeated divisor as one reciprocal (``arcp``) and no signed zeros (``nsz``).  NaN and inf
+#: keep their IEEE meaning (no ``nnan`` / ``ninf``): a diverging step still produces NaN and is
+#: caught.  Results differ from strict evaluation by rounding only.
+FASTMATH = {"contract", "arcp", "nsz"}
+
 __all__ = [
+    "FASTMATH",
     "frame_from_points",
+    "frame_rotation",
+    "frame_rotations",
     "frame_jacobians",
     "frame_of",
     "frame_jacobians_of",
@@ -68,6 +77,46 @@ def frame_from_points(x, i0, i1, i2, d_out):
     d_out[1, 2] = ay
     d_out[2, 2] = az
     return le, lu
+
+
+@njit(cache=True, error_model="numpy", fastmath=FASTMATH, inline="always")
+def frame_rotation(x, i0, i1, i2):
+    """Frame of points ``x[i0], x[i1], x[i2]`` (as :func:`frame_from_points`) and how it turns
+    when the points move, without allocation: a tuple of 12 scalars
+    ``(d1x, d1y, d1z, d2x, d2y, d2z, d3x, d3y, d3z, il, c, ih)``.
+
+    Any change of an orthonormal frame is an infinitesimal rotation ``dtheta``; here
+    ``dtheta = d3 x de / le + d3 ((dr . d2) / h - c (de . d2))`` for ``e = p1 - p0``,
+    ``r = p2 - p0``, ``le = |e|``, ``h = r . d1 = |e x r| / le`` (the third point's distance from
+    the edge line), ``il = 1 / le`` [1/m], ``ih = 1 / h`` [1/m] and ``c = (r . e) / (le |e x r|)``
+    [1/m].  In frame coordinates the rotation of each point's move is therefore
+    ``p1: (-il de2, il de1, -c de2)``, ``p2: (0, 0, ih dr2)``, ``p0: minus their sum``
+    (``de1 = de . d1`` etc.).  ``il = 0`` (and every other value 0) for a degenerate frame.
+    """
+    ex = x[i1, 0] - x[i0, 0]
+    ey = x[i1, 1] - x[i0, 1]
+    ez = x[i1, 2] - x[i0, 2]
+    rx = x[i2, 0] - x[i0, 0]
+    ry = x[i2, 1] - x[i0, 1]
+    rz = x[i2, 2] - x[i0, 2]
+    ux = ey * rz - ez * ry
+    uy = ez * rx - ex * rz
+    uz = ex * ry - ey * rx
+    le = math.sqrt(ex * ex + ey * ey + ez * ez)
+    lu = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if le <= 0.0 or lu <= 0.0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    il = 1.0 / le
+    iu = 1.0 / lu
+    ax = ex * il
+    ay = ey * il
+    az = ez * il
+    bx = ux * iu
+    by = uy * iu
+    bz = uz * iu
+    c = (rx * ex + ry * ey + rz * ez) * il * iu
+    return (by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax, bx, by, bz, ax, ay, az,
+            il, c, le * iu)
 
 
 @njit(cache=True, fastmath=False)
@@ -149,17 +198,38 @@ def frame_jacobians(x, i0, i1, i2, d, le, lu, jac_out):
             jac_out[k, 2, 2, s] = daz
 
 
+def frame_rotations(p0, p1, p2):
+    """:func:`frame_rotation` of many point triples at once, in NumPy (for set-up code, which
+    then needs no compilation): ``p0``, ``p1``, ``p2`` [n, 3].
+
+    Returns ``(d, il, c, ih)``: frames [n, 3, 3] (columns d1, d2, d3) and the factors [n] of
+    :func:`frame_rotation`; a degenerate frame has ``il = 0`` (and its other values 0).
+    """
+    e = np.asarray(p1, dtype=np.float64) - p0
+    r = np.asarray(p2, dtype=np.float64) - p0
+    u = np.cross(e, r)
+    le = np.linalg.norm(e, axis=-1)
+    lu = np.linalg.norm(u, axis=-1)
+    ok = (le > 0.0) & (lu > 0.0)
+    le1 = np.where(ok, le, 1.0)
+    lu1 = np.where(ok, lu, 1.0)
+    d3 = e / le1[:, None]
+    d2 = u / lu1[:, None]
+    d = np.where(ok[:, None, None], np.stack([np.cross(d2, d3), d2, d3], axis=-1), 0.0)
+    c = np.einsum("ij,ij->i", r, e) / (le1 * lu1)
+    return d, np.where(ok, 1.0 / le1, 0.0), np.where(ok, c, 0.0), np.where(ok, le1 / lu1, 0.0)
+
+
 def frame_of(p0, p1, p2) -> np.ndarray:
     """Frame ``[d1, d2, d3]`` (shape [3, 3], columns) of three points; Python convenience.
 
     Raises ``ValueError`` for coincident or collinear points.
     """
-    x = np.ascontiguousarray(np.array([p0, p1, p2], dtype=np.float64))
-    d = np.zeros((3, 3))
-    le, lu = frame_from_points(x, 0, 1, 2, d)
-    if le == 0.0 or lu == 0.0:
+    x = np.array([p0, p1, p2], dtype=np.float64).reshape(3, 1, 3)
+    d, il, _, _ = frame_rotations(x[0], x[1], x[2])
+    if il[0] == 0.0:
         raise ValueError("frame of coincident or collinear points is undefined")
-    return d
+    return d[0]
 
 
 def frame_jacobians_of(p0, p1, p2) -> np.ndarray:

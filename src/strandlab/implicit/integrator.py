@@ -59,9 +59,18 @@ a thin surface and then push it on through.  ``StepInfo.limited_moves`` counts t
 
 Fixed (Dirichlet) DOFs.  ``fixed`` bool [n_dofs]; their values at the end of the step are taken
 from ``q_fixed`` [n_dofs] (only the fixed entries are read) or, when it is None, kept at
-``q_n``.  They are set before the first evaluation, never move in the solve (their rows and
-columns are removed from the linear system and their gradient entries ignored), and their
-velocity is ``(q_fixed - q_n) / h``.
+``q_n``.  They never move in the solve (their rows and columns are removed from the linear
+system and their gradient entries ignored), and their velocity is ``(q_fixed - q_n) / h``.
+In tolerance mode, and whenever the line search is on, they are set to their targets before the
+first evaluation.  In fixed-count mode without line search (the linearised backward Euler) the
+first Newton step is taken at ``q_n`` with the held DOFs there too, their increments
+``dh = q_fixed - q_n`` entering through the coupling of the Newton matrix,
+``A_ff dx_f = -(g_f + A_fh dh)``; the held DOFs are set to their targets after that step.
+Setting them first would linearise at a distorted configuration: a clamp carried by ``dh``
+per step leaves its first free edge turned by ``|dh| / l``, and the linear step, which moves
+along tangents instead of arcs, stretches that edge by about ``(|dh| / l)^2 / 2`` every step
+(on thin hair carried by a nodding head, a spurious tension larger than the bending forces).
+Linearised at ``q_n``, a strand carried at constant velocity by its clamp moves rigidly.
 
 Energy.  Backward Euler dissipates: for a linear oscillator of angular frequency ``w`` the
 energy is multiplied by exactly ``1 / (1 + w^2 h^2)`` per step (with mass damping ``c`` the
@@ -339,6 +348,21 @@ def _set_fixed(q, q_fixed, fixed):
 
 
 @njit(cache=True)
+def _fixed_increment(out, q_fixed, qn, fixed):
+    """out = q_fixed - qn on the fixed DOFs, 0 on the free ones."""
+    for j in range(out.shape[0]):
+        out[j] = q_fixed[j] - qn[j] if fixed[j] else 0.0
+
+
+@njit(cache=True)
+def _add_free(g, alpha, y, fixed):
+    """g += alpha * y on the free DOFs."""
+    for j in range(g.shape[0]):
+        if not fixed[j]:
+            g[j] += alpha * y[j]
+
+
+@njit(cache=True)
 def _axpy_to(out, x, alpha, y):
     """out = x + alpha * y."""
     for j in range(out.shape[0]):
@@ -401,7 +425,7 @@ class ImplicitEuler:
         self.parallel = parallel
         self._qn, self._qhat, self._qk = np.zeros(n), np.zeros(n), np.zeros(n)
         self._g, self._dx, self._kv, self._dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-        self._diag, self._zeros = np.zeros(n), np.zeros(n)
+        self._diag, self._zeros, self._dh = np.zeros(n), np.zeros(n), np.zeros(n)
         self._dir = np.zeros(n)
         self._limiters = tuple(t for t in system.terms if getattr(t, "limits_step", False))
         self._limited = 0
@@ -481,7 +505,7 @@ class ImplicitEuler:
 
     # ------------------------------------------------------------------ Newton
     def _newton(self, q, a, cn, beta_h, f, fixed, st: NewtonSettings,
-                load: float = 0.0) -> StepInfo:
+                load: float = 0.0, q_fixed=None) -> StepInfo:
         tol_mode = st.tolerance is not None
         max_it = st.max_iterations if tol_mode else st.iterations
         line_search = st.use_line_search
@@ -508,6 +532,11 @@ class ImplicitEuler:
             residuals.append(gnorm)
             if it == 0:
                 g0 = load if load > 0.0 else gnorm
+                if q_fixed is not None:
+                    # the first step's right-hand side gains A_fh dh (A_fh = (1 + beta/h) K_fh)
+                    self._kv.fill(0.0)
+                    self.assembly.hessian_matvec(self._dh, self._kv)
+                    _add_free(self._g, hess_scale, self._kv, fixed)
             if tol_mode:
                 if gnorm <= max(st.tolerance * g0, st.atol):
                     converged = True
@@ -565,6 +594,8 @@ class ImplicitEuler:
                 evaluated = trial_hessian
             else:
                 _axpy_to(q, q, -cap, self._dx)
+                if q_fixed is not None and it == 1:
+                    _set_fixed(q, q_fixed, fixed)
                 evaluated = False
             if last:
                 break
@@ -609,9 +640,15 @@ class ImplicitEuler:
         self._qhat += self._qn
         st = self.settings
         first = self._limited
+        increment = None
+        if q_fixed is not None:
+            q_fixed = self._check_vector("q_fixed", q_fixed)
+        # linearised backward Euler: one linearization at q_n, the held DOFs' increments enter
+        # the first step through the coupling of the Newton matrix
+        linearised = q_fixed is not None and st.tolerance is None and not st.use_line_search
         if st.initial_guess == "inertial":
             np.copyto(q_out, self._qhat)
-            targets = self._qn if q_fixed is None else self._check_vector("q_fixed", q_fixed)
+            targets = self._qn if q_fixed is None or linearised else q_fixed
             _set_fixed(q_out, targets, fixed)
             if self._limiters:
                 np.subtract(q_out, self._qn, out=self._dir)
@@ -621,13 +658,16 @@ class ImplicitEuler:
                     _set_fixed(q_out, targets, fixed)
         else:
             np.copyto(q_out, self._qn)
-            if q_fixed is not None:
-                _set_fixed(q_out, self._check_vector("q_fixed", q_fixed), fixed)
+            if q_fixed is not None and not linearised:
+                _set_fixed(q_out, q_fixed, fixed)
+        if linearised:
+            _fixed_increment(self._dh, q_fixed, self._qn, fixed)
+            increment = q_fixed
         self.system.begin_step(self._qn)
         load = (_force_scale(f, self.mass, v_in, h, fixed)
                 if st.tolerance is not None and st.scale == "load" else 0.0)
         info = self._newton(q_out, 1.0 / (h * h), st.mass_damping / h,
-                            st.stiffness_damping / h, f, fixed, st, load)
+                            st.stiffness_damping / h, f, fixed, st, load, increment)
         if self._limited - first > info.limited_moves:        # the first iterate was cut
             info = replace(info, limited_moves=self._limited - first)
         np.subtract(q_out, self._qn, out=v_out)

@@ -427,7 +427,8 @@ def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
                                 hard_stiffness=c.hard_stiffness, angle_update=c.angle_update,
                                 vertices=None if c.vertices is None else tuple(c.vertices))
                      for c in t.connections]
-            holds = [MeshHold(tuple(h.vertices), h.frame, h.rod_twist, h.until) for h in t.holds]
+            holds = [MeshHold(tuple(h.vertices), h.frame, h.rod_twist, h.until, h.turn_only)
+                     for h in t.holds]
             path = Path(t.file) if Path(t.file).is_absolute() else folder / t.file
             b.add_simplicial_mesh(read_simplicial(path, materials=mats, connections=conns,
                                                   holds=holds, name=t.name, scale=t.scale))

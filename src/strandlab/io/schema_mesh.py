@@ -77,6 +77,8 @@ class HoldTable(_Table):
     rod_twist: Flag = Field(True, description="rod edges between held vertices turn with them")
     until: Positive = Field(None, description="released from this time on [s] (default: "
                                               "held for ever)")
+    turn_only: Flag = Field(False, description="the vertices stay in place and the frame "
+                                               "only turns the rod edges between them")
 
 
 class SimplicialTable(_Table):

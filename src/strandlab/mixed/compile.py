@@ -159,11 +159,13 @@ def _hinges(tris: np.ndarray, part: np.ndarray, tmat: np.ndarray):
 def _holds(scene: Scene, c: _Concat, nv: int, graph, fixed: np.ndarray) -> dict:
     dv, dvf, dvl, de, def_, del_ = [], [], [], [], [], []
     held_by = np.full(nv, -2, dtype=np.int64)            # -2 free, -1 still, f frame
+    turn_by = np.full(nv, -2, dtype=np.int64)            # what turns the rod edges there
     twist_by = np.zeros(nv, dtype=bool)
     until = np.full(nv, np.inf)
     for h, o in c.holds:
         vs = np.asarray(h.vertices, dtype=np.int64) + o
-        held_by[vs] = -1 if h.frame is None else h.frame
+        turn_by[vs] = -1 if h.frame is None else h.frame
+        held_by[vs] = -1 if h.frame is None or h.turn_only else h.frame
         twist_by[vs] = h.rod_twist
         until[vs] = np.inf if h.until is None else h.until
     release = np.full(len(fixed), np.inf)
@@ -180,10 +182,10 @@ def _holds(scene: Scene, c: _Concat, nv: int, graph, fixed: np.ndarray) -> dict:
     d1 = None
     for r in range(len(e)):
         a, b = e[r]
-        if held_by[a] > -2 and held_by[a] == held_by[b] and twist_by[a] and twist_by[b]:
+        if turn_by[a] > -2 and turn_by[a] == turn_by[b] and twist_by[a] and twist_by[b]:
             fixed[3 * nv + r] = True
             release[3 * nv + r] = min(until[a], until[b])
-            f = int(held_by[a])
+            f = int(turn_by[a])
             if f >= 0:
                 if d1 is None:
                     d1 = _rod_d1(c, graph)

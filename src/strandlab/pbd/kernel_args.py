@@ -63,7 +63,7 @@ class PBDModelArrays(NamedTuple):
     collider_friction: np.ndarray    #: [N_collider]
     gravity: np.ndarray              #: [m/s^2], [3]
     eye: np.ndarray                  #: Identity rotation, [1, 3, 3]
-    zero3: np.ndarray                #: Zero rest Darboux vector, [1, 3]
+    co_rest_omega: np.ndarray        #: Rest Darboux vectors of the couplings (zero), [C, 3]
 
 
 class StateArrays(NamedTuple):
@@ -76,8 +76,7 @@ class StateArrays(NamedTuple):
 
 
 class Scratch(NamedTuple):
-    """Work memory; rows ``[s]`` of the small blocks belong to strand ``s``, row ``S`` to the
-    serial coupling pass."""
+    """Work memory (per point, edge or constraint; each strand uses only its own rows)."""
 
     x_pred: np.ndarray               #: Predicted, then projected positions [m], [P, 3]
     share: np.ndarray                #: Gravity share kept by each ghost point, [E]
@@ -86,12 +85,6 @@ class Scratch(NamedTuple):
     lam_co: np.ndarray               #: [C, 3]
     lam_dist: np.ndarray             #: [N_dist]
     perm: np.ndarray                 #: Random order, [max(E, 1)]
-    fa: np.ndarray                   #: [S + 1, 3, 3]
-    fb: np.ndarray                   #: [S + 1, 3, 3]
-    tmp: np.ndarray                  #: [S + 1, 3, 3]
-    uv: np.ndarray                   #: [S + 1, 2, 3, 3]
-    grad: np.ndarray                 #: [S + 1, 6, 3, 3]
-    vec: np.ndarray                  #: [S + 1, 9]
     tri_b: np.ndarray                #: Tridiagonal solve, [max(E, 1)]
     tri_c: np.ndarray                #: [max(E, 1)]
     tri_d: np.ndarray                #: [max(E, 1)]

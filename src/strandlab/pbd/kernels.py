@@ -17,40 +17,47 @@ between strands (``params.strand_contact``; argument group ``contact``) run in
 pass, both serial, between the parallel loops.
 
 Threads.  Numba's threading layer is left to its default (OpenMP where present); the module
-sets ``OMP_WAIT_POLICY=PASSIVE`` and ``KMP_BLOCKTIME=0`` unless already set (see below).
+sets ``OMP_WAIT_POLICY=PASSIVE`` and ``KMP_BLOCKTIME=0`` unless already set (see below), and
+the solver hands the strands of a parallel loop to the threads in chunks, dynamically
+(``PBDSolver._run_kernel``).
 
-Compile time.  The per-constraint functions (constraints.py, the Darboux gradient) are
-inlined as Numba IR into the per-strand functions (``_project_strand``, the coupling passes),
-which are ordinary compiled functions: each compiles once and both twins share it, and no
-parallel loop body holds inlined IR (the parallel-loop passes grow fast with the body's size).
-Kernels compile without Numba's reference counting (``_nrt=False``; they allocate nothing):
-every array taken out of an argument group would otherwise count a reference on the shared
-array, an atomic operation on one cache line that all threads fight over.  Kernels use Numba's
-NumPy error model (a float division by zero gives inf or NaN, caught by the
-solver's finiteness check, instead of a test before every division).
+Compile time.  The projections of one strand's sweep (its edges, its orientation constraints)
+are each one compiled function over plain arrays with the projection inlined as Numba IR
+(:mod:`.sweeps`); they compile once, and every kernel links them.  The per-strand glue
+(``_strand_substeps``, ``_project_strand``, ``_project_couplings``: calls, no arithmetic of
+their own) is inlined as IR into the kernels, which saves a level of compiled functions (each
+level optimises and emits again all the code it links).  Functions called only from compiled
+code have no Python entry point (``no_cpython_wrapper``; generating and optimising the
+unboxing of the argument groups is much of a small function's compile time), and arguments
+that select a branch are run-time values, never literal constants (a literal compiles the
+callee once per value).  Kernels compile without Numba's reference counting (``_nrt=False``;
+they allocate nothing): every array taken out of an argument group would otherwise count a
+reference on the shared array, an atomic operation on one cache line that all threads fight
+over.  Kernels use Numba's NumPy error model (a float division by zero gives inf or NaN, caught
+by the solver's finiteness check, instead of a test before every division).
 """
 from __future__ import annotations
 
 import math
 import os
 
-import numpy as np
 from numba import njit, prange
 
 from ..collision.analytic import collide_point, contact_friction
 from ..collision.grid import SEARCH_OK, find_pairs, voxel_needed
 from ..collision.segment_contact import project_pairs
 from ..collision.self_contact import project_self_contacts
-from .constraints import (
-    project_bisector,
-    project_distance,
-    project_ghost_distance,
-    project_line,
-    project_orientation,
-    project_orientation_call,
-    project_pin,
-)
+from .constraints import project_distance, project_line, project_pin
 from .kernel_args import StateArrays
+from .sweeps import (
+    _INNER,
+    ORDER_INTERLEAVED,
+    ORDER_RANDOM,
+    ORDER_SEQUENTIAL,
+    _shuffle,
+    project_edges,
+    project_orientations,
+)
 
 # Threads that wait between parallel regions sleep instead of spinning: on cores shared with
 # other work a spinning thread takes the time its siblings need.  Read by the OpenMP runtime
@@ -65,9 +72,6 @@ __all__ = ["ORDER_INTERLEAVED", "ORDER_SEQUENTIAL", "ORDER_RANDOM", "GRAVITY_COR
            "CHECK_SPEED", "step_independent", "step_independent_serial", "step_coupled",
            "step_coupled_serial", "first_bad_strand", "check_state"]
 
-ORDER_INTERLEAVED = 0
-ORDER_SEQUENTIAL = 1
-ORDER_RANDOM = 2
 GRAVITY_CORRECTED = 0
 GRAVITY_FULL = 1
 GRAVITY_NONE = 2
@@ -79,39 +83,7 @@ CONTACT_LENGTH_ROUNDS = 10  # length solves after collision pushes, per pass (di
 DIRECT_MAX_NEWTON = 4  # Newton iterations of the direct length solve per pass
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _ordered(k, n, mode):
-    """Position ``k`` of a sweep over ``n`` constraints: sequential or bidirectional
-    interleaving."""
-    if mode == ORDER_INTERLEAVED:
-        h = k // 2
-        return h if k % 2 == 0 else n - 1 - h
-    return k
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _xorshift(state):
-    state ^= (state << np.uint64(13)) & np.uint64(0xFFFFFFFFFFFFFFFF)
-    state ^= state >> np.uint64(7)
-    state ^= (state << np.uint64(17)) & np.uint64(0xFFFFFFFFFFFFFFFF)
-    return state
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _shuffle(perm, start, n, seed):
-    """Fill ``perm[start:start+n]`` with a permutation of ``0..n-1`` (Fisher-Yates, xorshift)."""
-    for k in range(n):
-        perm[start + k] = k
-    state = np.uint64(seed) | np.uint64(1)
-    for k in range(n - 1, 0, -1):
-        state = _xorshift(state)
-        j = int(state % np.uint64(k + 1))
-        t = perm[start + k]
-        perm[start + k] = perm[start + j]
-        perm[start + j] = t
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance, lam_len,
                           e0, e1, dt2, tri_b, tri_c, tri_d, nrm):
     """All edge-length constraints of one open strand, solved together.
@@ -190,7 +162,7 @@ def _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_complia
 # --------------------------------------------------------------------------------------------
 # One strand: prediction, constraint passes, collisions, velocities
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _predict_strand(s, k, model, state_in, state_out, scratch, params):
     """Gravity (with the ghost-point correction of section 6), damping and predicted positions
     of strand ``s``'s vertices and ghost points, for substep ``k`` of the call.
@@ -259,7 +231,7 @@ def _predict_strand(s, k, model, state_in, state_out, scratch, params):
         _position_point(model.edge_ghost[e], k, point_drive, drive_pos, dt, x_in, v_out, x_pred)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _predict_point(p, w, v_in, v_out, dt, g, fd):
     for r in range(3):
         if w[p] > 0.0:
@@ -268,7 +240,7 @@ def _predict_point(p, w, v_in, v_out, dt, g, fd):
             v_out[p, r] = v_in[p, r]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _position_point(p, k, point_drive, drive_pos, dt, x_in, v_out, x_pred):
     d = point_drive[p]
     if d >= 0:
@@ -279,109 +251,79 @@ def _position_point(p, k, point_drive, drive_pos, dt, x_in, v_out, x_pred):
             x_pred[p, r] = x_in[p, r] + dt * v_out[p, r]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER, inline="always")
 def _project_strand(s, it, seed, model, scratch, params):
     """One pass over strand ``s``'s own constraints (edges, ghost points, orientation elements,
-    self-contacts) on ``scratch.x_pred``; pass ``it`` of the substep whose seed is ``seed``.
-
-    The arrays are taken out of the groups once, at the top."""
+    self-contacts) on ``scratch.x_pred``; pass ``it`` of the substep whose seed is ``seed``."""
     x = scratch.x_pred
     w = model.inv_mass
-    edge_p0 = model.edge_p0
-    edge_p1 = model.edge_p1
-    edge_ghost = model.edge_ghost
-    edge_rest_length = model.edge_rest_length
-    edge_compliance = model.edge_compliance
-    ghost_rest_distance = model.ghost_rest_distance
-    oe_idx = model.oe_idx
-    oe_rest_omega = model.oe_rest_omega
-    oe_rest_length = model.oe_rest_length
-    oe_compliance = model.oe_compliance
-    eye = model.eye
-    oe_alpha = params.oe_alpha
-    use_xpbd = params.use_xpbd
-    lam_len = scratch.lam_len
-    lam_oe = scratch.lam_oe
-    dt2 = params.dt * params.dt
     order = params.order
     perm = scratch.perm
+    dt2 = params.dt * params.dt
     e0 = model.strand_edge_start[s]
     e1 = model.strand_edge_start[s + 1]
     o0 = model.strand_oe_start[s]
-    o1 = model.strand_oe_start[s + 1]
     ne = e1 - e0
-    no = o1 - o0
+    no = model.strand_oe_start[s + 1] - o0
     direct = model.strand_direct[s]
     seed = seed + 7919 * it * (2 * (model.strand_edge_start.shape[0] - 1) + 2)
     if order == ORDER_RANDOM:
         _shuffle(perm, e0, ne, seed + 2 * s)
-    for k in range(ne):
-        e = e0 + (perm[e0 + k] if order == ORDER_RANDOM else _ordered(k, ne, order))
-        a = edge_p0[e]
-        b = edge_p1[e]
-        gp = edge_ghost[e]
-        if not direct:
-            # hard in the alpha form (compliance 0), L / (E A) in the XPBD form
-            project_distance(x, w, a, b, edge_rest_length[e], edge_compliance[e], lam_len, e,
-                             dt2)
-        project_bisector(x, w, a, b, gp)
-        project_ghost_distance(x, w, a, b, gp, ghost_rest_distance[e])
+    # the length is hard in the alpha form (compliance 0), L / (E A) in the XPBD form; the
+    # direct solve below handles it instead for an open strand
+    project_edges(x, w, model.edge_p0, model.edge_p1, model.edge_ghost, model.edge_rest_length,
+                  model.edge_compliance, scratch.lam_len, model.ghost_rest_distance, e0, ne,
+                  order, perm, not direct, dt2)
     if no > 0:
         if order == ORDER_RANDOM:
             _shuffle(perm, e0, no, seed + 2 * s + 1)  # reuses the strand's slots (no <= ne)
-        fa, fb, tmp = scratch.fa[s], scratch.fb[s], scratch.tmp[s]
-        uv, grad, vec = scratch.uv[s], scratch.grad[s], scratch.vec[s]
-        # run-time values rather than compile-time constants, so that interior and coupling
-        # constraints share one compiled project_orientation
-        no_rot = o0 < 0
-        k_eye = o0 - o0
-        for k in range(no):
-            o = o0 + (perm[e0 + k] if order == ORDER_RANDOM else _ordered(k, no, order))
-            project_orientation(x, w, oe_idx, o, eye, k_eye, no_rot, oe_rest_omega, o,
-                                oe_rest_length[o], oe_alpha, oe_compliance, use_xpbd, lam_oe,
-                                dt2, fa, fb, tmp, uv, grad, vec)
+        # run-time values, never literal constants (a literal argument compiles a callee once
+        # per value): here has_rot = False
+        project_orientations(x, w, model.oe_idx, model.eye, o0 < 0, model.oe_rest_omega,
+                             model.oe_rest_length, params.oe_alpha, model.oe_compliance,
+                             params.use_xpbd, scratch.lam_oe, dt2, o0, no, order, perm, e0)
     if model.self_thickness[s] > 0.0:
-        project_self_contacts(x, w, edge_p0, edge_p1, e0, e1, model.self_thickness[s],
-                              model.self_skip[s])
+        project_self_contacts(x, w, model.edge_p0, model.edge_p1, e0, e1,
+                              model.self_thickness[s], model.self_skip[s])
     if direct and ne > 0:
-        _solve_lengths_direct(x, w, edge_p0, edge_p1, edge_rest_length, edge_compliance,
-                              lam_len, e0, e1, dt2, scratch.tri_b, scratch.tri_c,
-                              scratch.tri_d, scratch.nrm)
+        _solve_lengths_direct(x, w, model.edge_p0, model.edge_p1, model.edge_rest_length,
+                              model.edge_compliance, scratch.lam_len, e0, e1, dt2,
+                              scratch.tri_b, scratch.tri_c, scratch.tri_d, scratch.nrm)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER, inline="always")
 def _project_couplings(s, model, scratch, params):
     """One pass over the coupling orientation constraints of strand ``s`` (frame ends)."""
-    dt2 = params.dt * params.dt
     c0 = model.strand_co_start[s]
-    has_rot = c0 >= 0  # a run-time value (see _project_strand)
-    k_zero = c0 - c0
     c1 = model.strand_co_start[s + 1]
     if c1 == c0:
         return
-    x, w, co_idx, co_rot = scratch.x_pred, model.inv_mass, model.co_idx, model.co_rot
-    zero3, co_rest_length, co_alpha = model.zero3, model.co_rest_length, params.co_alpha
-    co_compliance, use_xpbd, lam_co = model.co_compliance, params.use_xpbd, scratch.lam_co
-    fa, fb, tmp = scratch.fa[s], scratch.fb[s], scratch.tmp[s]
-    uv, grad, vec = scratch.uv[s], scratch.grad[s], scratch.vec[s]
-    for c in range(c0, c1):
-        project_orientation_call(x, w, co_idx, c, co_rot, c, has_rot, zero3, k_zero,
-                                 co_rest_length[c], co_alpha, co_compliance, use_xpbd, lam_co,
-                                 dt2, fa, fb, tmp, uv, grad, vec)
+    # has_rot = True, sequential order, no permutation: run-time values (see _project_strand)
+    project_orientations(scratch.x_pred, model.inv_mass, model.co_idx, model.co_rot, c0 >= 0,
+                         model.co_rest_omega, model.co_rest_length, params.co_alpha,
+                         model.co_compliance, params.use_xpbd, scratch.lam_co,
+                         params.dt * params.dt, c0, c1 - c0, c0 - c0 + ORDER_SEQUENTIAL,
+                         scratch.perm, c0 - c0)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER, inline="always")
 def _collide_points(p0, p1, model, scratch):
     """Push points ``p0..p1`` out of the colliders (records contacts for friction).  Returns
-    whether a point moved."""
-    moved = False
+    whether a point moved.  Inlined: without colliders a pass pays one test, not a call."""
     if model.planes.shape[0] + model.spheres.shape[0] + model.capsules.shape[0] == 0:
-        return moved
-    x = scratch.x_pred
-    radius, w, friction = model.collide_radius, model.inv_mass, model.point_friction
-    planes, spheres, capsules = model.planes, model.spheres, model.capsules
-    collider_friction = model.collider_friction
-    depth, normal, contact_mu = scratch.contact_depth, scratch.contact_normal, scratch.contact_mu
+        return False
+    return _collide_range(p0, p1, scratch.x_pred, model.collide_radius, model.inv_mass,
+                          model.point_friction, model.planes, model.spheres, model.capsules,
+                          model.collider_friction, scratch.contact_depth,
+                          scratch.contact_normal, scratch.contact_mu)
+
+
+@njit(**_INNER)
+def _collide_range(p0, p1, x, radius, w, friction, planes, spheres, capsules, collider_friction,
+                   depth, normal, contact_mu):
+    """:func:`_collide_points` on plain arrays (a call with the argument groups would pass
+    every array of the groups)."""
+    moved = False
     for p in range(p0, p1):
         if radius[p] > 0.0 and w[p] > 0.0:
             x0, x1, x2 = x[p, 0], x[p, 1], x[p, 2]
@@ -398,7 +340,7 @@ def _collide_points(p0, p1, model, scratch):
     return moved
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _solve_strand_lengths(s, model, scratch, params):
     """The direct edge-length solve of strand ``s`` on ``scratch.x_pred``."""
     _solve_lengths_direct(scratch.x_pred, model.inv_mass, model.edge_p0, model.edge_p1,
@@ -408,7 +350,7 @@ def _solve_strand_lengths(s, model, scratch, params):
                           scratch.nrm)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _finish_point(p, w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out):
     """Velocity from positions, Coulomb-like friction on contacts, commit the position."""
     for r in range(3):
@@ -418,7 +360,7 @@ def _finish_point(p, w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out):
         contact_friction(p, v_out, depth, normal, mu, dt)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _finish_strand(s, model, x_in, scratch, dt, x_out, v_out):
     w, x_pred = model.inv_mass, scratch.x_pred
     depth, normal, mu = scratch.contact_depth, scratch.contact_normal, scratch.contact_mu
@@ -428,22 +370,26 @@ def _finish_strand(s, model, x_in, scratch, dt, x_out, v_out):
         _finish_point(model.edge_ghost[e], w, x_in, x_pred, depth, normal, mu, dt, x_out, v_out)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _clear_strand(s, model, scratch):
-    """Zero strand ``s``'s multipliers and contact depths at the start of a substep."""
+@njit(**_INNER)
+def _clear_strand(s, model, scratch, use_xpbd):
+    """Zero strand ``s``'s multipliers and contact depths at the start of a substep.  The
+    orientation multipliers are neither read nor written in the relaxation (alpha) form, so
+    they are cleared only for XPBD; the edge multipliers always (a hard edge reads its
+    multiplier times a zero compliance)."""
     for e in range(model.strand_edge_start[s], model.strand_edge_start[s + 1]):
         scratch.lam_len[e] = 0.0
-    for o in range(model.strand_oe_start[s], model.strand_oe_start[s + 1]):
-        for r in range(3):
-            scratch.lam_oe[o, r] = 0.0
-    for c in range(model.strand_co_start[s], model.strand_co_start[s + 1]):
-        for r in range(3):
-            scratch.lam_co[c, r] = 0.0
+    if use_xpbd:
+        for o in range(model.strand_oe_start[s], model.strand_oe_start[s + 1]):
+            for r in range(3):
+                scratch.lam_oe[o, r] = 0.0
+        for c in range(model.strand_co_start[s], model.strand_co_start[s + 1]):
+            for r in range(3):
+                scratch.lam_co[c, r] = 0.0
     for p in range(model.strand_vertex_start[s], model.strand_vertex_start[s + 1]):
         scratch.contact_depth[p] = 0.0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _collide_strand_coupled(s, model, scratch, params):
     """Collisions of strand ``s``'s vertices; with colliders, a direct-length strand then
     re-solves its lengths (collision pushes stretch edges) and collides once more."""
@@ -457,12 +403,12 @@ def _collide_strand_coupled(s, model, scratch, params):
         _collide_points(v0, v1, model, scratch)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _substep_seed(params, k):
     return (params.seed + 7919 * k) % 2147483648
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER, inline="always")
 def _strand_substeps(s, model, state_in, state_out, scratch, params):
     """All substeps of strand ``s`` when strands are independent: predict, ``iterations``
     passes (couplings, own constraints, collisions of its vertices), velocities."""
@@ -472,7 +418,7 @@ def _strand_substeps(s, model, state_in, state_out, scratch, params):
     for k in range(params.n_sub):
         st_in = state_in if k == 0 else state_out
         _predict_strand(s, k, model, st_in, state_out, scratch, params)
-        _clear_strand(s, model, scratch)
+        _clear_strand(s, model, scratch, params.use_xpbd)
         seed = _substep_seed(params, k)
         for it in range(params.iterations):
             _project_couplings(s, model, scratch, params)
@@ -491,7 +437,7 @@ def _strand_substeps(s, model, state_in, state_out, scratch, params):
 # --------------------------------------------------------------------------------------------
 # Points that belong to no strand (frames, meshes, bodies) and serial couplings
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _predict_extra(k, model, state_in, state_out, scratch, params):
     g = model.gravity
     fd = max(0.0, 1.0 - params.damping * params.dt)
@@ -502,7 +448,7 @@ def _predict_extra(k, model, state_in, state_out, scratch, params):
         scratch.contact_depth[p] = 0.0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _finish_extra(model, state_in, state_out, scratch, params):
     for p in range(model.n_strand_points, model.inv_mass.shape[0]):
         _finish_point(p, model.inv_mass, state_in.x, scratch.x_pred, scratch.contact_depth,
@@ -510,7 +456,7 @@ def _finish_extra(model, state_in, state_out, scratch, params):
                       state_out.v)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _project_slides(k, model, scratch, params):
     """Sliding ends back onto their kinematic lines (substep ``k``): run after the strands'
     own constraints and length solves, so that a pass ends with every sliding end on its line."""
@@ -519,7 +465,7 @@ def _project_slides(k, model, scratch, params):
                      params.slide_origin[k, q], params.slide_dir[k, q])
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _project_serial(k, model, scratch, params):
     """One pass over the constraints between strands and other bodies: distances, pins,
     sliding ends and coupling orientation constraints (substep ``k``)."""
@@ -534,21 +480,18 @@ def _project_serial(k, model, scratch, params):
     for q in range(model.slide_point.shape[0]):
         project_line(x, w, model.slide_point[q], params.slide_origin[k, q],
                      params.slide_dir[k, q])
-    ser = model.strand_edge_start.shape[0] - 1
-    has_rot = ser >= 0  # a run-time value (see _project_strand)
-    k_zero = ser - ser
-    for c in range(model.co_idx.shape[0]):
-        project_orientation_call(x, w, model.co_idx, c, model.co_rot, c, has_rot, model.zero3,
-                                 k_zero, model.co_rest_length[c], params.co_alpha,
-                                 model.co_compliance, params.use_xpbd, scratch.lam_co, dt2,
-                                 scratch.fa[ser], scratch.fb[ser], scratch.tmp[ser],
-                                 scratch.uv[ser], scratch.grad[ser], scratch.vec[ser])
+    nc = model.co_idx.shape[0]
+    # has_rot = True, sequential order: run-time values (see _project_strand)
+    project_orientations(x, w, model.co_idx, model.co_rot, nc >= 0, model.co_rest_omega,
+                         model.co_rest_length, params.co_alpha, model.co_compliance,
+                         params.use_xpbd, scratch.lam_co, dt2, nc - nc, nc,
+                         nc - nc + ORDER_SEQUENTIAL, scratch.perm, nc - nc)
 
 
 # --------------------------------------------------------------------------------------------
 # Capsule contacts between strands (collision/grid.py, collision/segment_contact.py)
 # --------------------------------------------------------------------------------------------
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _find_strand_contacts(contact, scratch, params):
     """Candidate segment pairs of the substep at the predicted positions (within contact
     distance plus ``params.contact_margin``), in voxels of ``params.contact_voxel`` or more when
@@ -569,7 +512,7 @@ def _find_strand_contacts(contact, scratch, params):
     st[3] = min(n, contact.pairs.shape[0])
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _project_strand_contacts(model, contact, scratch):
     """One Gauss-Seidel sweep over the substep's candidate pairs."""
     project_pairs(scratch.x_pred, model.inv_mass, contact.segs, contact.pairs,
@@ -579,7 +522,7 @@ def _project_strand_contacts(model, contact, scratch):
 # Kernels: a parallel and a serial variant of each (small problems step serially)
 # --------------------------------------------------------------------------------------------
 @njit(cache=True, parallel=True, error_model="numpy", _nrt=False)
-def step_independent(model, state_in, state_out, scratch, params, contact):
+def step_independent(model, state_in, state_out, scratch, params):
     """``params.n_sub`` substeps of a scene whose strands are independent of each other, in
     one parallel loop over strands.
 
@@ -601,7 +544,7 @@ def step_independent(model, state_in, state_out, scratch, params, contact):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def step_independent_serial(model, state_in, state_out, scratch, params, contact):
+def step_independent_serial(model, state_in, state_out, scratch, params):
     """:func:`step_independent` on the calling thread."""
     k0 = params.n_sub - params.n_sub  # substep 0, a run-time value (one compiled version)
     _predict_extra(k0, model, state_in, state_out, scratch, params)
@@ -613,7 +556,7 @@ def step_independent_serial(model, state_in, state_out, scratch, params, contact
         _finish_extra(model, state_out, state_out, scratch, params)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _clear_serial(scratch):
     for q in range(scratch.lam_dist.shape[0]):
         scratch.lam_dist[q] = 0.0
@@ -622,7 +565,7 @@ def _clear_serial(scratch):
             scratch.lam_co[c, r] = 0.0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(**_INNER)
 def _substep_input(k, state_in, state_out):
     """The state substep ``k`` starts from, built anew (a parallel loop body takes an argument
     group only when its definition is one call, not a choice between two groups)."""
@@ -642,7 +585,7 @@ def step_coupled(model, state_in, state_out, scratch, params, contact):
         st_in = _substep_input(k, state_in, state_out)
         for s in prange(n_strands):
             _predict_strand(s, k, model, st_in, state_out, scratch, params)
-            _clear_strand(s, model, scratch)
+            _clear_strand(s, model, scratch, params.use_xpbd)
         _predict_extra(k, model, st_in, state_out, scratch, params)
         _clear_serial(scratch)
         if params.strand_contact:
@@ -671,7 +614,7 @@ def step_coupled_serial(model, state_in, state_out, scratch, params, contact):
         st_in = _substep_input(k, state_in, state_out)
         for s in range(n_strands):
             _predict_strand(s, k, model, st_in, state_out, scratch, params)
-            _clear_strand(s, model, scratch)
+            _clear_strand(s, model, scratch, params.use_xpbd)
         _predict_extra(k, model, st_in, state_out, scratch, params)
         _clear_serial(scratch)
         if params.strand_contact:

@@ -33,6 +33,10 @@ _GRAVITY = {"corrected": K.GRAVITY_CORRECTED, "full": K.GRAVITY_FULL, "none": K.
 #: work a parallel region waits for its slowest thread.
 PARALLEL_MIN_WORK = 4000
 
+#: Parallel loops over strands are cut into about this many chunks per thread, handed out to
+#: the threads as they become free.
+PARALLEL_CHUNKS = 8
+
 
 @dataclass(frozen=True)
 class PBDSettings:
@@ -268,22 +272,19 @@ class PBDSolver:
             slide_point=m.slide_point, dist_i=m.dist_i, dist_j=m.dist_j,
             dist_rest=m.dist_rest, dist_compliance=m.dist_compliance, planes=m.planes,
             spheres=m.spheres, capsules=m.capsules, collider_friction=m.collider_friction,
-            gravity=m.gravity, eye=np.eye(3)[None].copy(), zero3=np.zeros((1, 3)))
+            gravity=m.gravity, eye=np.eye(3)[None].copy(), co_rest_omega=np.zeros((nc, 3)))
         # all read-only: one array type per role, so each function compiles once
         self._args = PBDModelArrays(*(_readonly(a) for a in self._args))
         self._contact_args = ContactArrays(
             segs=SegmentSet(*(_readonly(a) for a in segs)), grid=self._contact_buf.grid,
             pairs=self._contact_buf.pairs, status=self._contact_buf.status,
             mass_scale=self._contact_buf.mass_scale)
-        rows = ns + 1
         ne1 = max(ne, 1)
         self._scratch = Scratch(
             x_pred=np.zeros((npnt, 3)), share=np.zeros(ne), lam_len=np.zeros(ne),
             lam_oe=np.zeros((no, 3)), lam_co=np.zeros((nc, 3)),
             lam_dist=np.zeros(len(m.dist_i)), perm=np.zeros(ne1, dtype=np.int64),
-            fa=np.zeros((rows, 3, 3)), fb=np.zeros((rows, 3, 3)), tmp=np.zeros((rows, 3, 3)),
-            uv=np.zeros((rows, 2, 3, 3)), grad=np.zeros((rows, 6, 3, 3)),
-            vec=np.zeros((rows, 9)), tri_b=np.zeros(ne1), tri_c=np.zeros(ne1),
+            tri_b=np.zeros(ne1), tri_c=np.zeros(ne1),
             tri_d=np.zeros(ne1), nrm=np.zeros((ne1, 3)), contact_depth=np.zeros(npnt),
             contact_normal=np.zeros((npnt, 3)), contact_mu=np.zeros(npnt))
         self._h_max = None
@@ -501,14 +502,13 @@ class PBDSolver:
                                     self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
                                     drive_pos[k:k + 1], slide_origin[k:k + 1],
                                     slide_dir[k:k + 1], *self._contact_params())
-                self._kernel(1)(self._args, sout, sout, self._scratch, params,
-                                self._contact_args)
+                self._run_kernel(1, sout, sout, params)
                 state_out.time += h
         else:
             params = StepParams(h, n, st.iterations, self._order, base_seed, self._xpbd,
                                 self._gravity_mode, float(st.damping), oe_alpha, co_alpha,
                                 drive_pos, slide_origin, slide_dir, *self._contact_params())
-            self._kernel(n)(self._args, sin, sout, self._scratch, params, self._contact_args)
+            self._run_kernel(n, sin, sout, params)
             time = state_in.time
             for _ in range(n):
                 time += h
@@ -539,6 +539,26 @@ class PBDSolver:
             what = f"speed {value:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s"
             point = int(idx)
         raise SimulationDiverged(s.step, s.time, int(strand), point, what=what)
+
+    def _run_kernel(self, n_sub: int, sin: StateArrays, sout: StateArrays,
+                    params: StepParams) -> None:
+        """One kernel call; the contact arrays go only to the kernels that use them (every
+        argument adds to the compile time of a kernel's Python entry point)."""
+        kernel = self._kernel(n_sub)
+        # parallel loops hand out strands in chunks to whichever thread is free (dynamic
+        # scheduling): on cores shared with other work a thread that gets less of its core
+        # then takes fewer strands instead of holding up the step
+        chunk = 0
+        if kernel is K.step_independent or kernel is K.step_coupled:
+            chunk = max(1, self.model.n_strands // (PARALLEL_CHUNKS * numba.get_num_threads()))
+        old = numba.set_parallel_chunksize(chunk)
+        try:
+            if self.independent_strands:
+                kernel(self._args, sin, sout, self._scratch, params)
+            else:
+                kernel(self._args, sin, sout, self._scratch, params, self._contact_args)
+        finally:
+            numba.set_parallel_chunksize(old)
 
     def _kernel(self, n_sub: int):
         """The kernel for a call of ``n_sub`` substeps: parallel over strands when there are

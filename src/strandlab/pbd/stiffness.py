@@ -20,45 +20,56 @@ rod at low iteration counts, as any position-based rod is.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..geometry.darboux import darboux_gradient
+from ..geometry.darboux import omega_and_jacobian
 from .constraints import FREE_COMPLIANCE
 
 __all__ = ["effective_inverse_mass", "alphas_from_stiffness", "orientation_compliance"]
 
 
-@njit(cache=True)
-def _w_eff(x, w, idx, rot, has_rot, rest_len, out):
-    fa = np.zeros((3, 3))
-    fb = np.zeros((3, 3))
-    tmp = np.zeros((3, 3))
-    uv = np.zeros((2, 3, 3))
-    grad = np.zeros((6, 3, 3))
-    om = np.zeros(3)
-    for k in range(idx.shape[0]):
-        sq = darboux_gradient(x, idx, k, rot, k, has_rot, rest_len[k], fa, fb, tmp, uv, om, grad)
-        for i in range(3):
-            v = 0.0
-            if sq > 0.0:
-                for slot in range(6):
-                    wb = w[idx[k, slot]]
-                    for s in range(3):
-                        v += wb * grad[slot, i, s] * grad[slot, i, s]
-            out[k, i] = v
-
-
 def effective_inverse_mass(x, inv_mass, idx, rest_len, rot=None) -> np.ndarray:
-    """Diagonal of ``G W G^T`` per element at configuration ``x``, shape [n, 3]."""
+    """Diagonal of ``G W G^T`` per element at configuration ``x``, shape [n, 3] (0 where Omega
+    is undefined).
+
+    ``G = dOmega/dp`` assembled as in :func:`~strandlab.pbd.constraints.project_orientation`
+    (``dOmega = M (dtheta_A - dtheta_B)``, each frame's rotation linear in its points' moves),
+    in NumPy: set-up code, which then needs no compilation.  Points in both frames (an interior
+    element's shared vertex) have their gradients summed.
+    """
     n = len(idx)
     out = np.zeros((n, 3))
     if n == 0:
         return out
-    has_rot = rot is not None
-    r = np.ascontiguousarray(rot) if has_rot else np.broadcast_to(np.eye(3), (n, 3, 3)).copy()
-    _w_eff(np.ascontiguousarray(x), np.ascontiguousarray(inv_mass), np.ascontiguousarray(idx), r,
-           has_rot, np.ascontiguousarray(rest_len), out)
-    return out
+    idx = np.asarray(idx)
+    w = np.asarray(inv_mass, dtype=np.float64)
+    rot = None if rot is None else np.asarray(rot, dtype=np.float64)
+    _, m, _, _, fra, frb, ok = omega_and_jacobian(x, idx, rest_len, rot)
+    m = np.where(ok[:, None, None], m, 0.0)
+    ma = m if rot is None else m @ np.transpose(rot, (0, 2, 1))  # rows in frame A's own axes
+    q = np.einsum("nri,nrj->nij", fra[0] if rot is None else fra[0] @ rot, frb[0])
+    grads = _frame_gradients(ma, *fra) + [-g for g in _frame_gradients(m @ q, *frb)]
+    for a in range(6):
+        for b in range(a + 1, 6):
+            same = idx[:, a] == idx[:, b]
+            grads[a] = grads[a] + np.where(same[:, None, None], grads[b], 0.0)
+            grads[b] = np.where(same[:, None, None], 0.0, grads[b])
+    for a in range(6):
+        out += w[idx[:, a], None] * np.sum(grads[a] ** 2, axis=2)
+    return np.where(ok[:, None], out, 0.0)
+
+
+def _frame_gradients(m, d, il, c, ih):
+    """Gradient rows [n, 3 (component), 3 (xyz)] of the three points of frames ``d`` [n, 3, 3]
+    for the rotation Jacobian rows ``m`` [n, 3, 3] in the frame's axes (see
+    :func:`~strandlab.geometry.frames.frame_rotation`)."""
+    il, c, ih = il[:, None], c[:, None], ih[:, None]
+    x1 = il * m[:, :, 1]
+    y1 = -il * m[:, :, 0] - c * m[:, :, 2]
+    y2 = ih * m[:, :, 2]
+    d1, d2 = d[:, None, :, 0], d[:, None, :, 1]
+    g1 = x1[:, :, None] * d1 + y1[:, :, None] * d2
+    g2 = y2[:, :, None] * d2
+    return [-(g1 + g2), g1, g2]
 
 
 def orientation_compliance(stiffness: np.ndarray, rest_len: np.ndarray) -> np.ndarray:

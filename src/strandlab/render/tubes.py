@@ -23,18 +23,20 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from ..io.selection import extra_parts
 from ..io.trajectory import TrajectoryBase
 from .camera import Camera, bounds_of
 from .images import _positive, _vector
 from .scalars import COLOR_BY, edge_to_vertex, strand_colors, vertex_scalars
 
 __all__ = ["TubeRenderer", "render_trajectory_pyvista", "pyvista_available", "BACKGROUND",
-           "extra_groups"]
+           "extra_groups", "extra_rods"]
 
 BACKGROUND = (250, 250, 252)        #: background colour, RGB 0-255
 _FLOOR = (0.82, 0.80, 0.76)
 _SOLID = (0.72, 0.70, 0.68)
 _MESH = (0.55, 0.62, 0.75)
+_ROD = (0.80, 0.45, 0.20)
 _AXES = np.array([[220, 40, 40], [40, 170, 40], [40, 70, 230]], dtype=np.uint8)
 _MAX_AXES = 32      # frames and bodies drawn as axes by default up to this many
 _LABELS = {"twist": "twist [rad/m]", "strain": "strain [-]"}
@@ -61,26 +63,30 @@ def _pyvista():
 def extra_groups(traj: TrajectoryBase):
     """``(axes, loose)``: start indices [A] of the 3-point groups (origin and two axis tips) of
     kinematic frames and rigid bodies among the extra points, and the indices [L] of extra points
-    that are in no group and no triangle.  The groups come from the scene description in the
-    trajectory's metadata; without one (or if it does not match) every extra point in no
-    triangle is loose."""
-    n = traj.n_extra
-    scene = (traj.metadata or {}).get("scene") if isinstance(traj.metadata, dict) else None
-    axes = np.zeros(0, dtype=np.int64)
-    try:
-        n_frames = len(scene["frames"])
-        mesh_n = sum(int(m["n_vertices"]) for m in scene["meshes"])
-        n_bodies = len(scene["bodies"])
-        if 3 * n_frames + mesh_n + 3 * n_bodies == n:
-            axes = np.concatenate([3 * np.arange(n_frames),
-                                   3 * n_frames + mesh_n + 3 * np.arange(n_bodies)])
-    except (TypeError, KeyError, ValueError):
-        pass
+    that are in no group, no triangle and no rod edge.  The parts come from the scene
+    description in the trajectory's metadata (:func:`~strandlab.io.selection.extra_parts`);
+    without one (or if it does not match) every extra point in no cell is loose."""
+    n = int(traj.n_extra)
+    axes = [np.arange(p.start, p.stop, 3) for p in extra_parts(traj) if p.kind == "points"]
+    axes = np.concatenate(axes).astype(np.int64) if axes else np.zeros(0, np.int64)
     used = np.zeros(n, dtype=np.bool_)
     used[np.asarray(traj.extra_triangles, dtype=np.int64).ravel()] = True
+    used[extra_rods(traj)[0].ravel()] = True
     for k in range(3):
         used[axes + k] = True
-    return axes.astype(np.int64), np.flatnonzero(~used)
+    return axes, np.flatnonzero(~used)
+
+
+def extra_rods(traj: TrajectoryBase):
+    """``(segments, radii)``: the rod edges of the rod/shell/solid meshes among the extra points,
+    int [G, 2] (indices of extra points), and their section radii [G] (m); empty for runs
+    without them."""
+    seg = getattr(traj, "extra_segments", None)
+    rad = getattr(traj, "extra_segment_radii", None)
+    if seg is None or rad is None:
+        return np.zeros((0, 2), np.int64), np.zeros(0)
+    return (np.asarray(seg, dtype=np.int64).reshape(-1, 2),
+            np.asarray(rad, dtype=np.float64).reshape(-1))
 
 
 def _line_cells(offsets: np.ndarray, closed: np.ndarray) -> np.ndarray:
@@ -232,6 +238,7 @@ class TubeRenderer:
         self.cells = _line_cells(self.offsets, np.asarray(traj.closed, dtype=np.bool_))
         self.min_radius = 0.5 * min_width_px * self.view.metres_per_pixel(self.size[1])
         self.axes, self.loose = extra_groups(traj)
+        self.rods = extra_rods(traj)
         if not (self.axes.size <= _MAX_AXES if show_frames is None else show_frames):
             self.axes = self.axes[:0]
         self.plotter = pv.Plotter(off_screen=True, window_size=self.size)
@@ -278,9 +285,11 @@ class TubeRenderer:
         pv, t = self._pv, self.traj
         pos = np.asarray(t.positions[k], dtype=np.float64)
         counts = np.diff(self.offsets)
-        radii = np.maximum(np.asarray(t.radii, dtype=np.float64), self.min_radius)
+        vr = getattr(t, "vertex_radii", None)
+        vr = np.repeat(np.asarray(t.radii, dtype=np.float64), counts) if vr is None else \
+            np.asarray(vr, dtype=np.float64)
         lines = pv.PolyData(pos, lines=self.cells)
-        lines.point_data["radius"] = np.repeat(radii, counts)
+        lines.point_data["radius"] = np.maximum(vr, self.min_radius)
         if self.color_by == "strand":
             if self._rgb is None:
                 rgb = (np.asarray(strand_colors(t.n_strands))[:, :3] * 255).astype(np.uint8)
@@ -304,8 +313,19 @@ class TubeRenderer:
         lines.set_active_scalars("radius")
         return lines.tube(scalars="radius", absolute=True, n_sides=8, capping=True)
 
+    def _rod_tubes(self, extra: np.ndarray):
+        """Tubes of the rod edges of rod/shell/solid meshes, each at its section radius."""
+        seg, rad = self.rods
+        pts = np.concatenate([extra[seg[:, 0]], extra[seg[:, 1]]])
+        cells = np.column_stack([np.full(len(seg), 2), np.arange(len(seg)),
+                                 len(seg) + np.arange(len(seg))]).ravel()
+        lines = self._pv.PolyData(pts, lines=cells)
+        lines.point_data["radius"] = np.maximum(np.tile(rad, 2), self.min_radius)
+        lines.set_active_scalars("radius")
+        return lines.tube(scalars="radius", absolute=True, n_sides=self.n_sides, capping=True)
+
     def _frame_parts(self, k: int) -> dict:
-        """The meshes of frame ``k`` that move: strands, axes, mesh, loose points."""
+        """The meshes of frame ``k`` that move: strands, axes, mesh, rods, loose points."""
         pv, t = self._pv, self.traj
         parts = {}
         if t.n_strands and self.cells.size:
@@ -313,6 +333,8 @@ class TubeRenderer:
         extra = np.asarray(t.extra_points[k], dtype=np.float64)
         if self.axes.size:
             parts["axes"] = self._axes_tubes(extra)
+        if len(self.rods[0]):
+            parts["rods"] = self._rod_tubes(extra)
         tri = np.asarray(t.extra_triangles, dtype=np.int64)
         if tri.shape[0]:
             parts["mesh"] = pv.PolyData(extra, faces=np.column_stack(
@@ -326,6 +348,7 @@ class TubeRenderer:
         style = {"strands": {"specular": 0.35, "specular_power": 20},
                  "axes": {"scalars": "color", "rgb": True},
                  "mesh": {"color": _MESH, "specular": 0.2},
+                 "rods": {"color": _ROD, "specular": 0.3, "specular_power": 20},
                  "points": {"color": (0.3, 0.3, 0.3), "render_points_as_spheres": True,
                             "point_size": 7}}[name]
         if name == "strands" and self.color_by == "strand":

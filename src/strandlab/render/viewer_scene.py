@@ -21,7 +21,17 @@ from ..io.trajectory import edge_vertices
 from .camera import Camera
 from .images import _positive, _vector
 from .scalars import strand_colors
-from .tubes import _AXES, _FLOOR, _MESH, _SOLID, _axes_segments, extra_groups, plane_patch
+from .tubes import (
+    _AXES,
+    _FLOOR,
+    _MESH,
+    _ROD,
+    _SOLID,
+    _axes_segments,
+    extra_groups,
+    extra_rods,
+    plane_patch,
+)
 
 __all__ = ["SceneLayout", "SceneView", "handle_mesh", "nearest_vertex", "segments",
            "add_colliders",
@@ -53,6 +63,9 @@ class SceneLayout:
     n_extra: int
     metadata: dict = field(default_factory=dict)
     colliders: list = field(default_factory=list)
+    #: Rod edges of rod/shell/solid meshes into the extra points, int [G, 2], and their radii
+    extra_segments: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    extra_segment_radii: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @classmethod
     def of_trajectory(cls, traj) -> SceneLayout:
@@ -62,7 +75,7 @@ class SceneLayout:
         return cls(np.asarray(traj.strand_offsets), np.asarray(traj.edge_offsets),
                    np.asarray(traj.closed), np.asarray(traj.radii),
                    np.asarray(traj.extra_triangles), int(traj.n_extra), meta,
-                   list(scene.get("colliders") or []))
+                   list(scene.get("colliders") or []), *extra_rods(traj))
 
     @classmethod
     def of_scene(cls, scene) -> SceneLayout:
@@ -70,7 +83,8 @@ class SceneLayout:
         return cls(np.asarray(scene.strand_vertex_offsets), np.asarray(scene.strand_edge_offsets),
                    np.asarray(scene.closed), np.asarray(scene.radii),
                    np.asarray(scene.extra_triangles), int(scene.extra_layout()["n"]),
-                   {"scene": scene.describe()}, [c.to_dict() for c in scene.colliders])
+                   {"scene": scene.describe()}, [c.to_dict() for c in scene.colliders],
+                   np.asarray(scene.extra_segments), np.asarray(scene.extra_segment_radii))
 
 
 def segments(positions: np.ndarray, a: np.ndarray, b: np.ndarray, hidden=None) -> np.ndarray:
@@ -178,7 +192,7 @@ class SceneView:
         self.bounds = np.asarray(bounds, dtype=np.float64)
         self.diag = float(np.linalg.norm(self.bounds[1] - self.bounds[0])) or 1.0
         self.a, self.b = edge_vertices(layout.strand_offsets, layout.edge_offsets, layout.closed)
-        rgb = (np.asarray(strand_colors(len(layout.strand_offsets) - 1))[:, :3] * 255)
+        rgb = np.asarray(strand_colors(len(layout.strand_offsets) - 1)).reshape(-1, 4)[:, :3] * 255
         per_edge = np.repeat(rgb.astype(np.uint8), np.diff(layout.edge_offsets), axis=0)
         self.colors = np.repeat(per_edge[:, None, :], 2, axis=1)
         self.axes, self.loose = extra_groups(layout)
@@ -188,13 +202,19 @@ class SceneView:
         self.strands = scene.add_line_segments(
             "/strands", segments(np.asarray(positions), self.a, self.b), self.colors,
             thickness=line_px, thickness_units="screen") if self.a.size else None
-        self.frames = self.mesh = self.points = self.handles = None
+        self.frames = self.mesh = self.rods = self.points = self.handles = None
         extra = np.asarray(extra, dtype=np.float64)
         if self.axes.size:
             self.axis_colors = np.repeat(np.tile(_AXES, (self.axes.size, 1))[:, None], 2, 1)
             self.frames = scene.add_line_segments("/frames", self._axes(extra),
                                                   self.axis_colors, thickness=4.0,
                                                   thickness_units="screen")
+        seg = np.asarray(layout.extra_segments, dtype=np.int64).reshape(-1, 2)
+        if len(seg):
+            self.rods = scene.add_line_segments(
+                "/rods", segments(extra, seg[:, 0], seg[:, 1]),
+                np.tile(np.asarray(_rgb(_ROD), dtype=np.uint8), (len(seg), 2, 1)),
+                thickness=2.0 * line_px, thickness_units="screen")
         if len(layout.extra_triangles):
             self.mesh = scene.add_mesh_simple(
                 "/meshes", extra.astype(np.float32),
@@ -261,6 +281,9 @@ class SceneView:
                                            edge_broken).astype(np.float32)
         if self.frames is not None:
             self.frames.points = self._axes(extra).astype(np.float32)
+        if self.rods is not None:
+            seg = np.asarray(self.layout.extra_segments, dtype=np.int64).reshape(-1, 2)
+            self.rods.points = segments(extra, seg[:, 0], seg[:, 1]).astype(np.float32)
         if self.mesh is not None:
             self.mesh.vertices = extra.astype(np.float32)
         if self.points is not None:

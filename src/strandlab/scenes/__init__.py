@@ -1,7 +1,8 @@
 """Built-in scenes, among them the figures of Umetani et al. 2014, the discrete-elastic-rods
 scenes (``der_*``, :mod:`.der`), the chain-shape-matching strings (``csm_*``, :mod:`.csm`) and
 the rod/shell/solid objects (``mixed_*``, :mod:`.mixed_strips`, :mod:`.mixed_objects`,
-:mod:`.mixed_connections`).
+:mod:`.mixed_connections`, :mod:`.mixed_toys`,
+:mod:`.mixed_creatures`).
 
 ``get_scene(name, **params)`` builds a :class:`~strandlab.sim.runner.Scene`; ``SCENES`` maps each
 name to its entry (``description``, ``build``).
@@ -29,8 +30,10 @@ from .der import (
     der_rope_on_sphere,
 )
 from .mixed_connections import mixed_didactic, mixed_fig10
+from .mixed_creatures import mixed_anglerfish, mixed_jellyfish
 from .mixed_objects import mixed_sandwich, mixed_tunnel, mixed_umbrella
 from .mixed_strips import mixed_strips
+from .mixed_toys import mixed_frisbee, mixed_sticky_hand, mixed_toy_ball
 from .strands import hair, robustness, shape_error
 from .twisting import plectoneme, twisting_ring
 
@@ -86,6 +89,21 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in (
                "floor (Fig. 14; rods=false for cloth alone)", mixed_tunnel),
     SceneEntry("mixed_umbrella", "rods, shells and solids: an umbrella held by its handle, ribs "
                "and stretchers meeting in triple junctions (Fig. 15)", mixed_umbrella),
+    SceneEntry("mixed_frisbee", "rods, shells and solids: a nylon frisbee held at two arcs of "
+               "its rim, whose rod edges are turned about their axes (Fig. 13; rim=none|free|"
+               "coupled)", mixed_frisbee),
+    SceneEntry("mixed_toy_ball", "rods, shells and solids: a springy ball toy (shell cup, rod "
+               "spring, solid ball) pushed sideways (Fig. 12; joints=elastic|free)",
+               mixed_toy_ball),
+    SceneEntry("mixed_sticky_hand", "rods, shells and solids: a rubber sticky hand on a clamped "
+               "cord, drooping (Fig. 11; hand=purple|red|green|blue, softest first)",
+               mixed_sticky_hand),
+    SceneEntry("mixed_jellyfish", "rods, shells and solids: a jellyfish whose bell is rocked, "
+               "tentacles, eye stalks and eyeballs on point connections (Fig. 7; "
+               "connections=false for ball joints)", mixed_jellyfish),
+    SceneEntry("mixed_anglerfish", "rods, shells and solids: an anglerfish swinging its head, "
+               "fins on curve connections, antenna and lure on point connections (Fig. 17; "
+               "connections=false for hinges and ball joints)", mixed_anglerfish),
     SceneEntry("mixed_fig10", "rods, shells and solids: a rod turned 1.5 turns inside a held "
                "shell triangle, then released (Fig. 10; update=incremental2|incremental1|"
                "direct)", mixed_fig10),

@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 
-__all__ = ["box_tets", "ball_tets", "grid_triangles", "strip_triangles", "disk_triangles",
-           "cylinder_triangles", "orient_tets", "merge_vertices"]
+__all__ = ["box_tets", "ball_tets", "ellipsoid_tets", "grid_triangles", "strip_triangles",
+           "disk_triangles", "cylinder_triangles", "orient_tets", "merge_vertices",
+           "rotation_between", "surface_path"]
 
 
 def _gmsh():
@@ -101,7 +102,9 @@ def box_tets(lo, hi, divisions) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ball_tets(center, radius: float, size: float) -> tuple[np.ndarray, np.ndarray]:
-    """An unstructured tetrahedral mesh of a ball (Gmsh, target edge length ``size`` [m])."""
+    """An unstructured tetrahedral mesh of a ball (Gmsh, target edge length ``size`` [m]; Gmsh
+    keeps at least a few elements around, so a large ``size`` saturates).  The poles
+    ``center +- radius e_z`` are vertices (the built-in objects attach rods there)."""
     c = np.asarray(center, dtype=np.float64)
     if not (radius > 0 and size > 0):
         raise ValueError(f"ball_tets needs radius > 0 and size > 0, got {radius}, {size}")
@@ -113,6 +116,58 @@ def ball_tets(center, radius: float, size: float) -> tuple[np.ndarray, np.ndarra
         gmsh.option.setNumber("Mesh.MeshSizeMin", float(size) / 3.0)
 
     return _run(build)
+
+
+def ellipsoid_tets(center, radii, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """An unstructured tetrahedral mesh of the ellipsoid with semi-axes ``radii`` (along x, y,
+    z) [m] about ``center`` (a Gmsh ball of radius 1 scaled along the axes; target edge
+    length ``size`` [m] on the unit ball before scaling times the largest semi-axis).  The two
+    poles ``center +- radii_z e_z`` are vertices, as in :func:`ball_tets`."""
+    c = np.asarray(center, dtype=np.float64)
+    r = np.asarray(radii, dtype=np.float64)
+    if r.shape != (3,) or not np.all(r > 0) or not size > 0:
+        raise ValueError(f"ellipsoid_tets needs three radii > 0 and size > 0, got {radii}, "
+                         f"{size}")
+    x, tets = ball_tets((0.0, 0.0, 0.0), 1.0, size / float(r.max()))
+    return c + x * r, orient_tets(c + x * r, tets)
+
+
+def rotation_between(a, b) -> np.ndarray:
+    """The rotation [3, 3] of least angle that turns the direction ``a`` onto ``b``."""
+    a = np.asarray(a, dtype=np.float64) / np.linalg.norm(a)
+    b = np.asarray(b, dtype=np.float64) / np.linalg.norm(b)
+    v, c = np.cross(a, b), float(np.dot(a, b))
+    if c < -1.0 + 1e-12:                                 # half a turn about any normal of a
+        n = np.cross(a, np.eye(3)[int(np.argmin(np.abs(a)))])
+        n /= np.linalg.norm(n)
+        return 2.0 * np.outer(n, n) - np.eye(3)
+    k = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    return np.eye(3) + k + k @ k / (1.0 + c)
+
+
+def surface_path(x: np.ndarray, faces: np.ndarray, start: int, end: int,
+                 weight=None) -> np.ndarray:
+    """The shortest path of surface edges (the edges of ``faces`` [F, 3]) from vertex ``start``
+    to vertex ``end``: vertex indices in order.  ``weight(a, b)`` [E] -> [E] (default: edge
+    length) prices each edge ``a[k] -> b[k]``."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import dijkstra
+
+    f = np.asarray(faces, dtype=np.int64)
+    e = np.unique(np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1),
+                  axis=0)
+    w = np.linalg.norm(x[e[:, 1]] - x[e[:, 0]], axis=1) if weight is None else \
+        np.asarray(weight(e[:, 0], e[:, 1]), dtype=np.float64)
+    n = len(x)
+    g = coo_matrix((np.r_[w, w], (np.r_[e[:, 0], e[:, 1]], np.r_[e[:, 1], e[:, 0]])),
+                   shape=(n, n)).tocsr()
+    dist, pred = dijkstra(g, indices=int(start), return_predecessors=True)
+    if not np.isfinite(dist[end]):
+        raise ValueError(f"no path of surface edges from vertex {start} to vertex {end}")
+    path = [int(end)]
+    while path[-1] != start:
+        path.append(int(pred[path[-1]]))
+    return np.asarray(path[::-1], dtype=np.int64)
 
 
 def grid_triangles(nx: int, ny: int) -> np.ndarray:

@@ -175,17 +175,24 @@ class Connection:
 class MeshHold:
     """Vertices held by a kinematic frame (``frame`` None: held at their initial positions).
     With ``rod_twist`` the rod edges between two held vertices turn with the frame too.
-    ``until`` [s]: released (free) from that time on (None: held for ever)."""
+    ``until`` [s]: released (free) from that time on (None: held for ever).  With
+    ``turn_only`` the vertices stay at their initial positions and the frame only turns the
+    rod edges between them (each edge's material direction follows the frame's rotation,
+    projected off the edge: an axial rotation of the edges when the frame turns about them)."""
 
     vertices: tuple
     frame: int | None = None
     rod_twist: bool = True
     until: float | None = None
+    turn_only: bool = False
 
     def __post_init__(self):
         if self.until is not None and not (math.isfinite(self.until) and self.until > 0):
             raise ValueError(f"hold of vertices {list(self.vertices)[:4]}: until must be a "
                              f"positive time [s], got {show(self.until)}")
+        if self.turn_only and (self.frame is None or not self.rod_twist):
+            raise ValueError(f"hold of vertices {list(self.vertices)[:4]}: turn_only needs a "
+                             "frame and rod_twist")
 
 
 def mesh_edges(triangles: np.ndarray, tets: np.ndarray) -> np.ndarray:
@@ -523,11 +530,12 @@ class SimplicialBuilder:
         self._conn.append(Connection(kind=kind, parts=(int(part_a), int(part_b)), **options))
 
     def hold(self, vertices, *, frame: int | None = None, rod_twist: bool = True,
-             until: float | None = None) -> None:
+             until: float | None = None, turn_only: bool = False) -> None:
         """Hold ``vertices`` in place, or move them with kinematic ``frame``, until time
-        ``until`` [s] (None: for ever)."""
+        ``until`` [s] (None: for ever); ``turn_only``: they stay in place and ``frame`` turns
+        the rod edges between them (:class:`MeshHold`)."""
         self._holds.append(MeshHold(tuple(int(v) for v in np.ravel(vertices)), frame,
-                                    bool(rod_twist), until))
+                                    bool(rod_twist), until, bool(turn_only)))
 
     def build(self) -> SimplicialSpec:
         def cat(kind, cols):
