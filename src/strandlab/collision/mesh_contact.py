@@ -638,6 +638,7 @@ class MeshContactTerm(StencilTerm):
         self.reach = self.dhat
         self.margin = 0.0
         self._x_built = np.zeros((nv, 3))
+        self._q_built = None
         self.version = 0
         self.n_active = 0
 
@@ -668,6 +669,9 @@ class MeshContactTerm(StencilTerm):
             self._xs = np.zeros(48 * n)
             self._t = np.zeros(2 * n)
         np.copyto(self._x_built, self._x)
+        if self._q_built is None or self._q_built.shape != q.shape:
+            self._q_built = np.empty_like(q)
+        np.copyto(self._q_built, q)
         self.margin = delta
         pairs, kind = self._pairs[:n], self._kind[:n]
         if np.array_equal(pairs, self.pair_vertices) and np.array_equal(kind, self.pair_kind):
@@ -678,6 +682,20 @@ class MeshContactTerm(StencilTerm):
         self.dofs = (self.vertex_dofs[pairs][:, :, None] + np.arange(3)).reshape(n, 12)
         self.version += 1
         return True
+
+    def list_state(self) -> dict:
+        """The pair list as a checkpoint holds it: the configuration it was built at
+        (``q`` [n_dofs] [m]) and its ``margin`` [m]; empty before the first :meth:`update`."""
+        if self._q_built is None:
+            return {}
+        return {"q": self._q_built.copy(), "margin": np.float64(self.margin)}
+
+    def restore_list(self, arrays: dict) -> None:
+        """Rebuild the pair list that :meth:`list_state` described (the same pairs in the
+        same order: the search is deterministic)."""
+        if arrays:
+            self.update(np.asarray(arrays["q"], dtype=np.float64),
+                        max_displacement=float(arrays["margin"]))
 
     def moved(self, q: np.ndarray) -> float:
         """The largest distance [m] of a surface vertex at ``q`` from its place at the last

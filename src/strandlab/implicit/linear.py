@@ -124,6 +124,19 @@ class LinearSolver(ABC):
     def dense(self) -> np.ndarray:
         """The assembled A (before the Dirichlet removal) as a dense array; for checks."""
 
+    def cache(self) -> dict:
+        """What the solver carries from one step to the next besides the matrix it is given
+        (a factorisation kept as a preconditioner), as named arrays for a checkpoint; empty
+        when it carries nothing.  :meth:`restore_cache` puts it back, so that a resumed run
+        repeats the uninterrupted one bit for bit."""
+        return {}
+
+    def restore_cache(self, arrays: dict) -> None:
+        """Undo :meth:`cache` (``arrays`` as it returned them); ValueError naming a missing
+        or misshapen array."""
+        if arrays:
+            raise ValueError(f"{type(self).__name__} keeps no cache, got {sorted(arrays)}")
+
     def next_shift(self, mu: float) -> float:
         """The shift after ``mu`` in the regularisation sequence (``inf`` past ``shift_max``)."""
         nxt = self.shift_initial if mu <= 0.0 else mu * self.shift_growth

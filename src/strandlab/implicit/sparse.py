@@ -297,6 +297,7 @@ class SparseSolver(LinearSolver):
         self._fixed_seen = None
         self._factor = None       # factorisation of the current matrix (or "empty")
         self._precond = None      # the last factorisation made (reused by method "reuse")
+        self._precond_matrix = None   # the reduced matrix it factors (CSC)
         self._refactor = True     # the next factor() factors afresh
         self._chol = None
         self._chol_pattern = None
@@ -493,8 +494,58 @@ class SparseSolver(LinearSolver):
         self.shift = mu
         self._recent_shift = mu
         self._precond = self._factor
+        self._precond_matrix = A     # its buffers are rewritten only by the next factor
         self._refactor = False
         return FactorInfo(self.assembly.n_blocks if mu > 0.0 else 0, mu)
+
+    def _factor_exactly(self, A) -> None:
+        """Factor the reduced matrix ``A`` as given (no shift sequence); it is known to
+        factor (it did when it was made)."""
+        self.factorizations += 1
+        if self.backend == "cholmod":
+            ok, last = self._try_cholmod(A)
+        elif self.backend == "pardiso":
+            ok, last = self._try_pardiso(A)
+        else:
+            ok, last = self._try_lu(A, np.zeros(A.shape[0]))   # pivots > 0
+        if not ok:
+            raise LinearSolveError(-1, f"the checkpointed preconditioner does not factor: "
+                                       f"{last}")
+
+    def cache(self) -> dict:
+        """The reduction's fixed DOFs, the last shift and, with ``method="reuse"``, the
+        reduced matrix whose factorisation is the preconditioner (CSC arrays), whether the
+        next factor() factors afresh."""
+        out = {"recent_shift": np.float64(self._recent_shift)}
+        if self._fixed_seen is not None:
+            out["fixed"] = self._fixed_seen.copy()
+        A = self._precond_matrix if self._precond is not None else None
+        if A is not None:
+            out.update(precond_data=A.data.copy(), precond_indices=A.indices.copy(),
+                       precond_indptr=A.indptr.copy(), refactor=np.bool_(self._refactor))
+        return out
+
+    def restore_cache(self, arrays: dict) -> None:
+        self._recent_shift = float(arrays.get("recent_shift", 0.0))
+        self._precond = self._precond_matrix = None
+        self._refactor = True
+        self._factor, self._ready = None, False
+        if "fixed" not in arrays:
+            self._fixed_seen = None
+            return
+        self._reduce(check_fixed(np.asarray(arrays["fixed"], dtype=np.bool_), self.n_dofs))
+        if "precond_data" not in arrays:
+            return
+        nf = self._free.size
+        indptr = np.asarray(arrays["precond_indptr"])
+        if indptr.shape != (nf + 1,):
+            raise ValueError(f"precond_indptr: shape {indptr.shape}, expected ({nf + 1},)")
+        A = sp.csc_matrix((np.asarray(arrays["precond_data"], dtype=np.float64),
+                           np.asarray(arrays["precond_indices"]), indptr), shape=(nf, nf))
+        self._factor_exactly(A)
+        self._precond, self._precond_matrix = self._factor, A
+        self._factor = None
+        self._refactor = bool(arrays["refactor"])
 
     def _try_lu(self, A, scale) -> tuple[bool, str]:
         try:

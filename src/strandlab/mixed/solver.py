@@ -204,22 +204,59 @@ class MixedSolver:
         return self.system.frames.material_d1(state.q, state.a1)
 
     def save_state(self, state: MixedState) -> dict:
-        return {"q": state.q.copy(), "v": state.v.copy(), "a1": state.a1.copy(),
-                "ref_twist": state.ref_twist.copy(), "joint_angle": state.joint_angle.copy(),
-                "time": np.float64(state.time), "step": np.int64(state.step)}
+        """The state's arrays and what the solver carries between steps (the surface pair
+        list, the start velocity of the last step, the linear solver's kept factorisation:
+        keys ``cache_*``), so that a run resumed from them repeats the uninterrupted run bit
+        for bit."""
+        out = {"q": state.q.copy(), "v": state.v.copy(), "a1": state.a1.copy(),
+               "ref_twist": state.ref_twist.copy(), "joint_angle": state.joint_angle.copy(),
+               "time": np.float64(state.time), "step": np.int64(state.step)}
+        for k, v in self.integrator.linear_solver.cache().items():
+            out[f"cache_linear_{k}"] = v
+        mc = self.system.mesh_contact
+        if mc is not None:
+            for k, v in mc.list_state().items():
+                out[f"cache_contact_{k}"] = v
+            out["cache_v_start"] = self._v_start.copy()
+        return out
 
     def load_state(self, arrays: dict) -> MixedState:
         m = self.model
+        cache = {k: v for k, v in arrays.items() if k.startswith("cache_")}
+        arrays = {k: v for k, v in arrays.items() if not k.startswith("cache_")}
         out = check_state_arrays(arrays, {"q": (m.n_dofs,), "v": (m.n_dofs,),
                                           "a1": (m.n_rod_edges, 3),
                                           "ref_twist": (len(m.bend_dofs),),
                                           "joint_angle": (self.elastic.n_angles,),
                                           "time": (), "step": ()})
+        self._restore_cache(cache)
         return MixedState(q=out["q"].astype(np.float64), v=out["v"].astype(np.float64),
                           a1=out["a1"].astype(np.float64),
                           ref_twist=out["ref_twist"].astype(np.float64),
                           joint_angle=out["joint_angle"].astype(np.float64),
                           time=float(out["time"]), step=int(out["step"]))
+
+    def _restore_cache(self, cache: dict) -> None:
+        """Put back what :meth:`save_state` saved under ``cache_*`` (nothing is kept from
+        before: a state saved without it starts with fresh caches)."""
+        def part(prefix):
+            return {k[len(prefix):]: v for k, v in cache.items() if k.startswith(prefix)}
+
+        self.integrator.linear_solver.restore_cache(part("cache_linear_"))
+        mc = self.system.mesh_contact
+        if mc is not None:
+            contact = part("cache_contact_")
+            mc.restore_list(contact if contact else {"q": self.model.q0,
+                                                    "margin": 0.5 * mc.dhat})
+            v = cache.get("cache_v_start")
+            if v is not None and np.shape(v) != self._v_start.shape:
+                raise ValueError(f"cache_v_start: shape {np.shape(v)}, expected "
+                                 f"{self._v_start.shape}")
+            self._v_start[...] = 0.0 if v is None else v
+        unknown = sorted(k for k in cache if not k.startswith(
+            ("cache_linear_", "cache_contact_", "cache_v_start")))
+        if unknown:
+            raise ValueError(f"unknown cache arrays in the mixed state: {unknown}")
 
     def equilibrium(self, state: MixedState, *, tolerance: float = 1e-10,
                     atol: float | None = None, max_iterations: int = 200):
