@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import viser  # noqa: F401  (the viewer extra, in the test extra)
 
 from strandlab.cli import EXIT_USAGE, main
-
-pytest.importorskip("viser")
 
 
 def test_view_missing_folder_and_files(tmp_path, capsys):

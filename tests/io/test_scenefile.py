@@ -105,7 +105,8 @@ def test_complete_example_of_the_documentation_loads():
 
 
 def test_examples_conform_to_the_json_schema():
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
+
     from strandlab.io.scenefile import scene_json_schema
 
     validator = jsonschema.Draft202012Validator(scene_json_schema())

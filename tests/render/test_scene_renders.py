@@ -2,12 +2,11 @@
 they are: pixels at projected strand vertices are drawn, a corner far from everything is not."""
 import numpy as np
 import pytest
+import pyvista  # noqa: F401  (the render extra, in the test extra)
 
 from strandlab.render.tubes import BACKGROUND, TubeRenderer
 from strandlab.scenes import SCENES, get_scene
 from strandlab.sim.runner import simulate
-
-pytest.importorskip("pyvista")
 
 SIZE = (160, 120)
 

@@ -9,8 +9,6 @@ from strandlab.render import backends as backends_module
 from strandlab.render.scalars import strand_colors
 from strandlab.render.tubes import BACKGROUND, TubeRenderer, extra_groups, extra_rods
 
-pv = pytest.importorskip("pyvista")
-
 SIZE = (160, 120)
 TOP = Camera(elevation=90.0, azimuth=-90.0)     # looking down -z, x to the right
 

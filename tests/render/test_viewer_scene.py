@@ -4,6 +4,7 @@ import socket
 
 import numpy as np
 import pytest
+import viser
 
 import strandlab as sl
 from strandlab.io.trajectory import edge_vertices
@@ -15,8 +16,6 @@ from strandlab.render.viewer_scene import (
     segments,
 )
 from strandlab.sim.shapes import circle, line
-
-viser = pytest.importorskip("viser")
 
 
 def free_port() -> int:
