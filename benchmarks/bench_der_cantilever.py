@@ -31,12 +31,10 @@ DER's dt = 1e-2 only, ``--resolution`` adds a refinement study in the number of 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import math
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -44,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+from busy import busy_core  # noqa: E402
 from der_cantilever import build_der, model_reference, run_der  # noqa: E402
 from pyelastica_cantilever import (  # noqa: E402
     CASE,
@@ -182,18 +181,6 @@ def compare(py: list[dict], der: list[dict], *, py_dt: float = 2e-4) -> None:
                 r["dt"], r["error"], _own_error(r),
                 ref["wall_per_sim_second"] / r["wall_per_sim_second"],
                 _wall_to_settle(ref) / _wall_to_settle(r), r["equilibrium_gap"]))
-
-
-@contextlib.contextmanager
-def busy_core(enabled: bool):
-    """Burn one core in a child process for the duration (``enabled``); stopped by its pid."""
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if enabled else None
-    try:
-        yield
-    finally:
-        if proc is not None:
-            proc.kill()
-            proc.wait()
 
 
 def main(argv=None) -> None:

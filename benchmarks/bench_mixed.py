@@ -34,7 +34,6 @@ first thread count listed).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import json
 import os
@@ -44,6 +43,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from busy import busy_core
 
 PAPER_MS_PER_FRAME = {"frisbee": 24.8301 / 700 * 1e3, "toy ball": 218.301 / 1300 * 1e3,
                       "umbrella": 4364.83 / 600 * 1e3, "sandwich": 1311.2 / 5000 * 1e3}
@@ -138,18 +139,6 @@ def _run(case: Case, frames: int, threads: int, src: str | None) -> dict:
         raise RuntimeError(f"case {case.name!r} ({src or 'this tree'}, {threads} threads) "
                            f"failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-@contextlib.contextmanager
-def busy_core(enabled: bool):
-    """Burn one core in a child process for the duration (``enabled``); stopped by its pid."""
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if enabled else None
-    try:
-        yield
-    finally:
-        if proc is not None:
-            proc.kill()
-            proc.wait()
 
 
 def _median(runs: list[dict]) -> dict:

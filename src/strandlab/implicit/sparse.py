@@ -67,7 +67,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.sparse.linalg import splu
 
-from .assembly import Assembly, _first_nonfinite, use_parallel
+from .assembly import Assembly, _first_nonfinite, _matvec_stencil, use_parallel
 from .linear import FactorInfo, LinearSolveError, LinearSolver, check_fixed
 
 __all__ = ["SparseSolver", "csr_pattern", "cholmod_available", "pardiso_available", "METHODS",
@@ -226,14 +226,8 @@ def nonzero_stencils(hess):
 @njit(cache=True)
 def matvec_listed(dofs, hess, idx, v, scale, out):
     """``out += scale * H v`` over the stencils ``idx`` only (serial, in that order)."""
-    k = dofs.shape[1]
     for i in range(idx.shape[0]):
-        s = idx[i]
-        for a in range(k):
-            acc = 0.0
-            for c in range(k):
-                acc += hess[s, a, c] * v[dofs[s, c]]
-            out[dofs[s, a]] += scale * acc
+        _matvec_stencil(idx[i], dofs, hess, v, scale, out)
 
 
 @njit(cache=True)
@@ -471,13 +465,7 @@ class SparseSolver(LinearSolver):
         last = ""
         while True:
             A.data[pos] = diag + mu * scale
-            self.factorizations += 1
-            if self.backend == "cholmod":
-                ok, last = self._try_cholmod(A)
-            elif self.backend == "pardiso":
-                ok, last = self._try_pardiso(A)
-            else:
-                ok, last = self._try_lu(A, scale)
+            ok, last = self._try_backend(A, scale)
             if ok:
                 break
             if mu == 0.0 and self._recent_shift > 0.0:     # start near the last shift needed
@@ -498,16 +486,20 @@ class SparseSolver(LinearSolver):
         self._refactor = False
         return FactorInfo(self.assembly.n_blocks if mu > 0.0 else 0, mu)
 
+    def _try_backend(self, A, scale) -> tuple[bool, str]:
+        """One factorisation of the reduced matrix ``A`` by the backend (``scale``: the
+        diagonal magnitudes the LU pivots are measured against)."""
+        self.factorizations += 1
+        if self.backend == "cholmod":
+            return self._try_cholmod(A)
+        if self.backend == "pardiso":
+            return self._try_pardiso(A)
+        return self._try_lu(A, scale)
+
     def _factor_exactly(self, A) -> None:
         """Factor the reduced matrix ``A`` as given (no shift sequence); it is known to
         factor (it did when it was made)."""
-        self.factorizations += 1
-        if self.backend == "cholmod":
-            ok, last = self._try_cholmod(A)
-        elif self.backend == "pardiso":
-            ok, last = self._try_pardiso(A)
-        else:
-            ok, last = self._try_lu(A, np.zeros(A.shape[0]))   # pivots > 0
+        ok, last = self._try_backend(A, np.zeros(A.shape[0]))   # pivots > 0
         if not ok:
             raise LinearSolveError(-1, f"the checkpointed preconditioner does not factor: "
                                        f"{last}")
