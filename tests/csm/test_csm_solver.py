@@ -212,4 +212,4 @@ csm = {half_width = 3, rupture_stress = 5e7}
     f.write_text(bad)
     assert main(["run", str(f), "--out", str(tmp_path / "r"), "--quiet"]) != 0
     assert "alpha must be a number > 0 and <= 1, got 2.0" in capsys.readouterr().err
-    assert dataclasses.asdict(CSMSettings())["length_solver"] == "direct"
+    assert dataclasses.asdict(CSMSettings())["length_solver"] == "newton"

@@ -85,8 +85,11 @@ class Scratch(NamedTuple):
     k_twist: np.ndarray            #: Stiffness estimate of the twisting force [N/m], [V]
     f_load: np.ndarray             #: Point loads [N], [V, 3]
     dv: np.ndarray                 #: Rebound (flicking) velocity change [m/s], [V, 3]
-    correction: np.ndarray         #: Length correction of each segment's constraint [m], [E]
-    lam: np.ndarray                #: Multipliers of the direct length solve [m kg], [E]
+    lam: np.ndarray                #: Multipliers of one length pass [m kg], [E]
+    lam_total: np.ndarray          #: Length multipliers (tension h^2) [m kg], [E]
+    seg_len: np.ndarray            #: Segment lengths of a Newton length pass [m], [E]
+    dx: np.ndarray                 #: Position changes of a Newton length pass [m], [V, 3]
+    kkt: np.ndarray                #: Eliminated blocks of a Newton length pass, [V, 16]
     tri_c: np.ndarray              #: Modified upper diagonal of the direct solve, [E]
     tri_d: np.ndarray              #: Modified right-hand side of the direct solve, [E]
     dirs: np.ndarray               #: Segment directions of the direct solve, [E, 3]
@@ -114,6 +117,7 @@ class StepParams(NamedTuple):
     tension_mode: int              #: TENSION_IMPULSE or TENSION_LENGTH
     tension_scale: float           #: k_stiff / (mu / h^2)
     tension_rate: float            #: Fraction of the way the stored tension follows a substep
+    warm: float                    #: Warm start of the Newton length solve: 1 / tension_scale
     flicking: bool                 #: Rebound from released tension
     flick_scale: float             #: Factor on the rebound velocity
     plasticity: bool               #: Plastic elongation past the yield stress

@@ -24,12 +24,13 @@ from .model import (
     StateArrays,
     StepParams,
 )
-from .tension import LENGTH_DIRECT, LENGTH_GAUSS_SEIDEL
+from .tension import LENGTH_DIRECT, LENGTH_GAUSS_SEIDEL, LENGTH_NEWTON
 
 __all__ = ["CSMSettings", "CSMSolver"]
 
 _TENSION = {"impulse": TENSION_IMPULSE, "length": TENSION_LENGTH}
-_LENGTH = {"direct": LENGTH_DIRECT, "gauss-seidel": LENGTH_GAUSS_SEIDEL}
+_LENGTH = {"newton": LENGTH_NEWTON, "direct": LENGTH_DIRECT,
+           "gauss-seidel": LENGTH_GAUSS_SEIDEL}
 
 #: Below this many particles x passes per step a step runs on the calling thread.
 PARALLEL_MIN_WORK = 20000
@@ -66,9 +67,12 @@ class CSMSettings:
         a particle moves per pass.
     shape_iterations : shape-matching passes per substep.
     iterations : strain-limiting passes per substep.
-    length_solver : ``"direct"`` (default: the stretched segments of a chain solved together
-        per pass) or ``"gauss-seidel"`` (the paper's: one projection per segment, alternating
-        directions; long strings need many passes).
+    length_solver : ``"newton"`` (default: the taut segments of a chain solved together per
+        pass, Newton's method with their geometric stiffness, warm-started at the stored
+        tensions), ``"direct"`` (the same without geometric stiffness or warm start: the
+        linearised solve, which diverges on long hanging strings at large steps) or
+        ``"gauss-seidel"`` (the paper's: one projection per segment, alternating directions;
+        long strings need many passes).
     twist_iterations : twist-averaging passes (eqs. 1-3) per substep (0: no propagation).
     substeps : substeps per ``step`` call.
     damping : velocity damping rate [1/s]: velocities scale by ``1 - damping h`` per substep.
@@ -95,7 +99,7 @@ class CSMSettings:
     alpha: float = 1.0
     shape_iterations: int = 1
     iterations: int = 8
-    length_solver: str = "direct"
+    length_solver: str = "newton"
     twist_iterations: int = 1
     substeps: int = 1
     damping: float = 0.0
@@ -179,7 +183,8 @@ class CSMSolver:
             x_old=z((nv, 3)), x_free=z((nv, 3)), goal=z((nv, 3)), count=z(nv), scale=z(ne),
             sm_mass=z(nv), sm_weight=np.ones(nv), f_twist=z((nv, 3)), k_twist=z(nv),
             f_load=z((nv, 3)),
-            dv=z((nv, 3)), correction=z(ne), lam=z(ne), tri_c=z(ne), tri_d=z(ne),
+            dv=z((nv, 3)), lam=z(ne), lam_total=z(ne), seg_len=z(ne), dx=z((nv, 3)),
+            kkt=z((nv, 16)), tri_c=z(ne), tri_d=z(ne),
             dirs=z((ne, 3)), excess=z(ne), active=z(ne),
             tw_goal=z(ne), tw_count=z(ne), depth=z(nv),
             normal=z((nv, 3)), mu=z(nv), drive_pos=np.array(m.drive_local),
@@ -309,6 +314,7 @@ class CSMSolver:
                           _LENGTH[st.length_solver],
                           int(st.twist_iterations), _TENSION[st.tension],
                           float(st.tension_scale), float(min(1.0, h / st.tension_time)),
+                          float(1.0 / st.tension_scale),
                           bool(st.flicking), float(st.flick_scale),
                           bool(st.plasticity), bool(st.tearing), int(state.n_chains))
 
