@@ -312,13 +312,15 @@ def newton_pass(a, b, m, st, sc, h, tolerance):
 
 @njit(**_OPTS)
 def _step_length(a, b, m, sc):
-    """Fraction of the Newton step to take: at most so much that no segment's particles move
-    sideways to it, relative to each other, by more than ``MAX_SIDEWAYS`` of its length (the
-    model's sideways stiffness is only as good as the multipliers it knows; a first pass
-    without them can ask for much more)."""
+    """Fraction of the Newton step to take: at most so much that no segment carrying no
+    tension yet has its particles move sideways to it, relative to each other, by more than
+    ``MAX_SIDEWAYS`` of its length (without a multiplier the step knows nothing of its
+    sideways stiffness: a first pass from rest can ask for much more)."""
     step = 1.0
     for k in range(a, b):
         e = m.vertex_edge[k]
+        if sc.lam_total[e] > 0.0:
+            continue                       # its geometric stiffness is in the step
         r0 = sc.dx[k + 1, 0] - sc.dx[k, 0]
         r1 = sc.dx[k + 1, 1] - sc.dx[k, 1]
         r2 = sc.dx[k + 1, 2] - sc.dx[k, 2]

@@ -15,6 +15,7 @@ from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged, check_state_arrays
 from . import kernels as K
 from .compile import compile_scene
+from .contact import SegmentContacts
 from .model import (
     TENSION_IMPULSE,
     TENSION_LENGTH,
@@ -89,7 +90,16 @@ class CSMSettings:
     tearing : segments tear when their stress passes their rupture stress.
     seed : seed of the random variation of the rupture stresses along the strings.
     contact_weight : mass factor of particles in segment contact during shape matching (the
-        paper: 3), used by a segment-contact hook (``CSMSolver.contact_hook``).
+        paper: 3; also what a ``CSMSolver.contact_hook`` should use).
+    segment_collision : capsule contacts between segments (of different strands, and of one
+        strand beyond its neighbours), found on the shared uniform grid (docs/csm.md,
+        "Contacts").
+    contact_search : 27 (every neighbouring voxel: exact) or 7 (the paper's faster search,
+        which misses a few near pairs; docs/collision.md).
+    contact_margin : pairs are found this much [m] beyond contact distance, at the positions
+        after time integration (None: twice the largest contact radius).
+    contact_iterations : contact sweeps before shape matching (one more follows the strain
+        limiting).
     check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf, or
         exceeds ``max_strain`` or ``max_speed``.
     max_strain : largest allowed ``|e| / L_max - 1`` of an untorn segment (> 0), or None.
@@ -112,11 +122,16 @@ class CSMSettings:
     tearing: bool = True
     seed: int = 0
     contact_weight: float = 3.0
+    segment_collision: bool = True
+    contact_search: int = 27
+    contact_margin: float | None = None
+    contact_iterations: int = 2
     check_finite: bool = True
     max_strain: float | None = 0.5
     max_speed: float | None = 1e3
 
-    OPTIONAL_KINDS: ClassVar[dict] = {"max_strain": float, "max_speed": float}
+    OPTIONAL_KINDS: ClassVar[dict] = {"max_strain": float, "max_speed": float,
+                                      "contact_margin": float}
 
     def __post_init__(self):
         _check("alpha", self.alpha, lo=0.0, lo_open=True, hi=1.0)
@@ -129,6 +144,11 @@ class CSMSettings:
         _check("tension_scale", self.tension_scale, lo=0.0, lo_open=True)
         _check("tension_time", self.tension_time, lo=0.0, lo_open=True)
         _check("contact_weight", self.contact_weight, lo=1.0)
+        _check("contact_margin", self.contact_margin, lo=0.0, allow_none=True)
+        _check("contact_iterations", self.contact_iterations, integer=True, lo=0)
+        if self.contact_search not in (7, 27) or isinstance(self.contact_search, bool):
+            raise ValueError(f"contact_search must be 7 or 27 (voxels), got "
+                             f"{self.contact_search!r}")
         for name in ("max_strain", "max_speed"):
             _check(name, getattr(self, name), lo=0.0, lo_open=True, allow_none=True)
         if self.length_solver not in _LENGTH:
@@ -137,7 +157,7 @@ class CSMSettings:
         if self.tension not in _TENSION:
             raise ValueError(f"unknown tension {self.tension!r}; choose one of "
                              f"{sorted(_TENSION)}")
-        for name in ("flicking", "plasticity", "tearing", "check_finite"):
+        for name in ("flicking", "plasticity", "tearing", "check_finite", "segment_collision"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
@@ -195,6 +215,12 @@ class CSMSolver:
         self._set_targets(0.0, force=True)
         self._loads = self.scene.loads if self.scene is not None else ()
         self.last_torn = 0
+        st = self.settings
+        self.contacts = None
+        if st.segment_collision and ne:
+            self.contacts = SegmentContacts(m, search=st.contact_search,
+                                            margin=st.contact_margin, heavy=st.contact_weight)
+        self.n_contacts = 0
 
     # ------------------------------------------------------------------ protocol
     def state(self) -> CSMState:
@@ -335,7 +361,9 @@ class CSMSolver:
         run = self.kernel()
         m, sc = self.model.arrays, self.scratch
         p = self.params(s, h)
-        if self.contact_hook is not None:
+        if self.contacts is not None:
+            torn = self._contact_substep(s, run, p)
+        elif self.contact_hook is not None:
             run(K.PH_TWIST_FORCE | K.PH_INTEGRATE, m, s.arrays, sc, p)
             sc.sm_weight[...] = 1.0
             self.contact_hook(self, s.arrays.x, sc.sm_weight)
@@ -350,6 +378,29 @@ class CSMSolver:
             p = self.params(s, h)
         run(K.PH_TWIST, m, s.arrays, sc, p)
         s.time = t_next
+
+    def _contact_substep(self, s: CSMState, run, p: StepParams) -> int:
+        """Phases 1-6 with segment contacts: integration; the pairs found and swept
+        (colliding particles heavier); the contact hook; shape matching and strain limiting;
+        one more sweep; colliders and velocities.  Returns the segments torn."""
+        m, sc, a = self.model.arrays, self.scratch, s.arrays
+        run(K.PH_TWIST_FORCE | K.PH_INTEGRATE, m, a, sc, p)
+        sc.sm_weight[...] = 1.0
+        c = self.contacts
+        n = c.find(a.x, sc.x_old, a.torn)
+        if n < 0:
+            point = -1 - n
+            strand = int(np.searchsorted(self.model.strand_vertex_start, point, side="right")
+                         - 1)
+            raise SimulationDiverged(s.step, s.time, strand,
+                                     point - int(self.model.strand_vertex_start[strand]))
+        c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, self.settings.contact_iterations)
+        if self.contact_hook is not None:
+            self.contact_hook(self, a.x, sc.sm_weight)
+        torn = run(K.PH_SHAPE | K.PH_TENSION, m, a, sc, p)
+        self.n_contacts = c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, 1)
+        run(K.PH_COLLIDE | K.PH_VELOCITY, m, a, sc, p)
+        return torn
 
     def _set_targets(self, t: float, force: bool = False) -> None:
         """Targets of the held particles and clamped twist angles at time ``t``."""
