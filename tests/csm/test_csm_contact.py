@@ -154,8 +154,9 @@ def test_twisted_loop_does_not_pass_through_itself():
 
 
 def test_telephone_cord_coils_do_not_slip_through_each_other():
-    # Fig. 6b with gravity along the cord: without contacts its coils slip through each other
-    jump, _ = _writhe_jumps("csm_telephone_cord", 500, True, gravity=9.81)
-    assert jump < 0.5
-    jump, _ = _writhe_jumps("csm_telephone_cord", 500, False, gravity=9.81)
-    assert jump > 1.0
+    # Fig. 6b: without contacts the coils slip through each other as they form (the writhe
+    # jumps by about 2 in a step, twice in 5 s); with them it changes smoothly
+    jump, _ = _writhe_jumps("csm_telephone_cord", 500, True)
+    assert jump < 0.2
+    jump, _ = _writhe_jumps("csm_telephone_cord", 300, False)
+    assert jump > 1.5

@@ -59,11 +59,14 @@ CHECK_STRAIN = 2
 CHECK_SPEED = 3
 
 _OPTS = {"cache": True, "error_model": "numpy"}
+#: Per-element helpers are inlined into the phases: a call that is not inlined passes (and
+#: reference-counts) every array of the model, state and scratch groups.
+_INLINE = {"cache": True, "error_model": "numpy", "inline": "always"}
 
 
 # ------------------------------------------------------------------------------- helpers
 # ------------------------------------------------------------------------------- phases
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _integrate(a, b, m, st, sc, p):
     """Phase 2: explicit velocities and unconstrained positions of chain ``a..b``."""
     x, v = st.x, st.v
@@ -85,7 +88,7 @@ def _integrate(a, b, m, st, sc, p):
             x[i, r] += h * v[i, r]
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _advance(i, m, sc, px, py, pz):
     """Rest coordinates of particle ``i + 1`` from those of ``i``: its segment's rest vector
     scaled by :func:`natural_scale` (``sc.scale``, set once per pass)."""
@@ -94,7 +97,7 @@ def _advance(i, m, sc, px, py, pz):
     return px + s * m.rest_edge[e, 0], py + s * m.rest_edge[e, 1], pz + s * m.rest_edge[e, 2]
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _region_sums(lo, hi, m, st, sc):
     """Mass, centre and rest centre (rest coordinates counted from the region's first particle)
     of the region ``lo..hi``."""
@@ -117,7 +120,7 @@ def _region_sums(lo, hi, m, st, sc):
     return mt, cx / mt, cy / mt, cz / mt, rx / mt, ry / mt, rz / mt
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _match_region(k, lo, hi, m, st, sc):
     """Goal positions of region ``k`` (particles ``lo..hi``) added to ``sc.goal``."""
     x = st.x
@@ -182,7 +185,7 @@ def shape_match(a, b, m, st, sc, alpha):
                 x[i, r] += alpha * (sc.goal[i, r] * c - x[i, r])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _collide(a, b, m, st, sc):
     """Phase 5: free particles of chain ``a..b`` pushed out of the colliders."""
     for i in range(a, b + 1):
@@ -196,7 +199,7 @@ def _collide(a, b, m, st, sc):
             sc.mu[i] = math.sqrt(f * sc.mu[i])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _velocity(a, b, m, st, sc, p, collide):
     """Phase 6: velocities from the displacement, the rebound, and contact friction."""
     x, v = st.x, st.v

@@ -54,6 +54,7 @@ from .segment import compliance
 __all__ = ["newton_pass", "TAUT", "MAX_RESOLVES", "TOLERANCE"]
 
 _OPTS = {"cache": True, "error_model": "numpy"}
+_INLINE = {"cache": True, "error_model": "numpy", "inline": "always"}
 
 #: Segments within this fraction of their maximum length count as taut (active).
 TAUT = 1e-3
@@ -61,7 +62,7 @@ TAUT = 1e-3
 MAX_RESOLVES = 30
 #: Passes stop once every taut segment is within this fraction of its rest length of its
 #: (compliant) maximum length, after a full Newton step.
-TOLERANCE = 1e-7
+TOLERANCE = 1e-5
 #: Largest sideways move of a segment's particles relative to each other in one pass, over
 #: its length.
 MAX_SIDEWAYS = 0.25
@@ -87,7 +88,7 @@ def _sym_apply(i00, i01, i02, i11, i12, i22, u0, u1, u2):
             i02 * u0 + i12 * u1 + i22 * u2)
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _segment(k, m, st, sc):
     """Unit direction, length [m] and excess length over ``L_max`` [m] of segment ``k``
     (from its particles' positions); the maximum length comes from ``sc.scale``."""
@@ -126,7 +127,7 @@ def _prepare(a, b, m, st, sc):
     return worst
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _geometric(e, k, m, sc):
     """Geometric stiffness factor ``lam_k / l_k`` [kg] of segment ``e`` (particles ``k``,
     ``k + 1``); 0 when it carries no tension or is not active."""
@@ -310,7 +311,7 @@ def newton_pass(a, b, m, st, sc, h, tolerance):
     return step
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _step_length(a, b, m, sc):
     """Fraction of the Newton step to take: at most so much that no segment carrying no
     tension yet has its particles move sideways to it, relative to each other, by more than

@@ -8,7 +8,9 @@ from numba import njit
 
 __all__ = ["segment_length", "stress", "natural_scale", "compliance"]
 
-_OPTS = {"cache": True, "error_model": "numpy"}
+#: Inlined where they are used (a call that is not inlined passes, and reference-counts, every
+#: array of the argument groups).
+_OPTS = {"cache": True, "error_model": "numpy", "inline": "always"}
 
 
 @njit(**_OPTS)

@@ -50,12 +50,13 @@ LENGTH_DIRECT = 1
 LENGTH_NEWTON = 2
 
 _OPTS = {"cache": True, "error_model": "numpy"}
+_INLINE = {"cache": True, "error_model": "numpy", "inline": "always"}
 
 #: A segment whose tension estimate falls below this fraction of its stored tension is released.
 RELEASED = 0.5
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _unit_excess(i, m, st, sc):
     """Unit vector of segment ``i`` (three floats) and its excess length over ``L_max`` [m]
     (``sc.scale`` holds the maximum over the rest lengths)."""
@@ -70,7 +71,7 @@ def _unit_excess(i, m, st, sc):
     return dx / ln, dy / ln, dz / ln, ln - m.rest_length[e] * sc.scale[e]
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _pull(i, w, lam, nx, ny, nz, x):
     """Apply the multiplier ``lam`` [m kg] of segment ``i`` (unit direction ``n`` from ``i`` to
     ``i + 1``): its particles move towards each other by their inverse masses ``w``."""
@@ -82,7 +83,7 @@ def _pull(i, w, lam, nx, ny, nz, x):
     x[i + 1, 2] -= w[i + 1] * lam * nz
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _limit_segment(i, m, st, sc, h):
     """Project segment ``vertex_edge[i]`` (``i`` to ``i + 1``) onto its maximum length, a
     compliant constraint whose multiplier accumulates in ``sc.lam_total`` (never pushing)."""
@@ -215,7 +216,7 @@ def strain_limit(a, b, m, st, sc, iterations, solver, h, warm=0.0):
             _gauss_seidel(a, b, m, st, sc, it, h)
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _rebound(i, e, release, span, m, st, sc, p):
     """Flicking: segment ``e`` (``i`` to ``i + 1``) released ``release`` [N] of tension.  The
     tension acts as the bouncing-back force (the paper) for the time the release takes to run
@@ -238,7 +239,7 @@ def _rebound(i, e, release, span, m, st, sc, p):
         sc.dv[i + 1, r] -= wb * impulse * n
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _tension(i, m, st, sc, p):
     """Eq. (8) for segment ``vertex_edge[i]``: ``T = k_stiff * dl`` with
     ``k_stiff = tension_scale * mu / h^2`` [N/m] (the force that makes the correction ``dl`` in
