@@ -54,9 +54,14 @@ def _half_width(name, value, n_edges, label, per_edge=False):
     flat = a.reshape(-1)
     for k, w in enumerate(flat):
         where = f" (segment {k})" if a.ndim else ""
-        if isinstance(w, (bool, np.bool_)) or not float(w).is_integer():
+        try:
+            whole = not isinstance(w, (bool, np.bool_)) and float(w).is_integer()
+        except (TypeError, ValueError):
+            whole = False
+        if not whole:
+            shown = w.item() if isinstance(w, np.generic) else w
             raise ValueError(f"{label}: csm option {name!r}{where} must be an integer, got "
-                             f"{w!r}")
+                             f"{shown!r}")
         if w < 1:
             raise ValueError(f"{label}: csm option {name!r}{where} = {int(w)} is below 1")
         if w > n_edges:
@@ -66,8 +71,9 @@ def _half_width(name, value, n_edges, label, per_edge=False):
         flat.astype(np.int64)
 
 
-def _stress(name, opts, default, label):
-    """A positive stress or modulus option [Pa] (``default`` when absent)."""
+def _stress(name, opts, default, label, finite=False):
+    """A positive stress or modulus option [Pa] (``default`` when absent); infinite (never)
+    unless ``finite``."""
     if name not in opts:
         return default
     v = opts[name]
@@ -77,6 +83,8 @@ def _stress(name, opts, default, label):
         raise ValueError(f"{label}: csm option {name!r} must be a number, got {v!r}") from None
     if not (f > 0.0) or math.isnan(f):
         raise ValueError(f"{label}: csm option {name!r} must be positive, got {v!r}")
+    if finite and math.isinf(f):
+        raise ValueError(f"{label}: csm option {name!r} must be finite, got {v!r}")
     return f
 
 
@@ -85,7 +93,7 @@ def _material(opts, st, label):
     e = float(st.material.young_modulus)
     rs = _stress("rupture_stress", opts, math.inf, label)
     ys = _stress("yield_stress", opts, rs, label)   # default: brittle, no plastic range
-    ep = _stress("plastic_modulus", opts, 0.1 * e, label)
+    ep = _stress("plastic_modulus", opts, 0.1 * e, label, finite=True)
     if rs < ys:
         raise ValueError(f"{label}: csm option 'rupture_stress' ({rs:g} Pa) is below "
                          f"'yield_stress' ({ys:g} Pa)")
@@ -163,7 +171,7 @@ def _strand(s, st, scene, ar: _Arrays) -> None:
     scale = np.ones(n) if mat.is_rectangular else st.radius / float(mat.radius)
     beta = mat.shear * mat.torsion_constant * scale ** 4
     if "twist_stiffness" in opts:
-        beta = np.full(n, _stress("twist_stiffness", opts, 0.0, label))
+        beta = np.full(n, _stress("twist_stiffness", opts, 0.0, label, finite=True))
     ar.beta[vs] = beta
     ar.radius[vs] = st.radius
     if st.friction is not None:
