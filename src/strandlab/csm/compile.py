@@ -25,6 +25,7 @@ import numpy as np
 from ..geometry.transport import edge_tangents, material_directions, twist_free_directions
 from ..sim.scene import Scene, UnsupportedFeature, options_of
 from ..sim.validate import check_memory
+from .cluster_model import compile_clusters
 from .model import CSMModel, ModelArrays
 
 __all__ = ["compile_scene", "CSM_STRAND_OPTIONS", "DEFAULT_HALF_WIDTH"]
@@ -112,7 +113,20 @@ def _material(opts, st, label):
 
 
 def _unsupported(scene: Scene) -> None:
-    scene.require_rods_only("csm")
+    """Meshes (clusters) and triangle attachments (ties) are modelled; rigid bodies, body
+    attachments, sliding ends, closed strands and simplicial meshes are not."""
+    scene.require_no_simplicial("csm")
+    if scene.bodies:
+        raise UnsupportedFeature("solver 'csm' has no rigid bodies (body 0); a rigid object is "
+                                 "a triangle mesh of compliance 0 (a shape-matched cluster)")
+    if scene.body_attachments:
+        a = scene.body_attachments[0]
+        raise UnsupportedFeature(f"solver 'csm' cannot attach strand {a.strand} to a rigid "
+                                 "body")
+    for a in scene.frame_attachments:
+        if a.slide_axis is not None:
+            raise UnsupportedFeature(f"solver 'csm' cannot let the end of strand {a.strand} "
+                                     "slide along an axis (slide_axis)")
     for s, st in enumerate(scene.strands):
         if st.closed:
             raise UnsupportedFeature(f"solver 'csm' has no closed strands ({st.name}, strand "
@@ -247,8 +261,9 @@ def compile_scene(scene: Scene) -> CSMModel:
 
     ValueError naming the strand and the option or vertex for bad input (half-widths below 1 or
     longer than the string, rupture below yield, non-positive stresses or moduli, non-finite
-    positions); :class:`~strandlab.sim.scene.UnsupportedFeature` for closed strands, meshes,
-    rigid bodies and sliding ends.
+    positions); :class:`~strandlab.sim.scene.UnsupportedFeature` for closed strands, rigid
+    bodies, sliding ends and simplicial meshes.  Triangle meshes are shape-matched clusters and
+    triangle attachments ties (:mod:`.cluster_model`).
     """
     if not isinstance(scene, Scene):
         raise TypeError(f"expected a strandlab Scene, got {type(scene).__name__}")
@@ -258,6 +273,9 @@ def compile_scene(scene: Scene) -> CSMModel:
         _check_points(s, st)
         _strand(s, st, scene, ar)
     dr = _drives(scene, ar)
+    cl = compile_clusters(scene, ar, dr)
+    dr.update({k: cl.pop(k) for k in ("vertex_drive", "drive_vertex", "drive_frame",
+                                      "drive_local", "edge_drive")})
     inv_mass = np.where(dr["vertex_drive"] >= 0, 0.0, 1.0 / ar.mass)
     planes, spheres, capsules, friction = scene.collider_arrays("csm")
     arrays = ModelArrays(
@@ -267,7 +285,7 @@ def compile_scene(scene: Scene) -> CSMModel:
         rest_edge=ar.rest_edge, rest_length=ar.rest_length, edge_mass=ar.edge_mass,
         area0=ar.area0, young=ar.young, plastic_modulus=ar.plastic, yield_stress=ar.yield_,
         twist_half_width=ar.tw_w, rest_theta=ar.rest_theta, edge_drive=dr["edge_drive"],
-        planes=planes, spheres=spheres, capsules=capsules, collider_friction=friction)
+        planes=planes, spheres=spheres, capsules=capsules, collider_friction=friction, **cl)
     loads = np.array([int(scene.strand_vertex_offsets[ld.strand]) + ld.vertex
                       for ld in scene.loads], dtype=np.int64)
     return CSMModel(

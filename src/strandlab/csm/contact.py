@@ -29,7 +29,18 @@ from ..collision.grid import (
     SEARCH_NONFINITE,
     find_pairs,
     make_grid,
+    make_point_grid,
     voxel_needed,
+)
+from ..collision.point_contact import (
+    find_point_pairs,
+    find_point_segment_pairs,
+    make_point_set,
+    point_pair_normals,
+    point_segment_normals,
+    point_voxel_needed,
+    project_point_pairs,
+    project_point_segment_pairs,
 )
 from ..collision.segment_contact import (
     default_skip,
@@ -39,7 +50,8 @@ from ..collision.segment_contact import (
 )
 from .model import CSMModel
 
-__all__ = ["SegmentContacts", "drop_torn", "sweep"]
+__all__ = ["SegmentContacts", "ClusterContacts", "drop_torn", "sweep", "drop_torn_segments",
+           "sweep_points"]
 
 
 @njit(cache=True, error_model="numpy")
@@ -137,3 +149,104 @@ class SegmentContacts:
         self.n_pairs = drop_torn(self.pairs, self.normals, self.n_pairs, torn)
         return int(sweep(x, inv_mass, self.segs, self.pairs, self.normals, self.n_pairs, weight,
                          self.heavy, int(iterations)))
+
+
+class ClusterContacts:
+    """Contacts of the cluster particles (spheres of their meshes' contact radius): with the
+    particles of other clusters and with the strands' segments (capsules of
+    :class:`SegmentContacts`), on a hashed grid of the cluster particles
+    (:mod:`strandlab.collision.point_contact`).  A strand tied to a cluster does not touch it
+    within ``skip + 1`` segments of the tie (it is tied to its surface).  Buffers allocated
+    here; grown only when a search overflows."""
+
+    def __init__(self, model: CSMModel, segs, *, margin: float | None = None,
+                 heavy: float = 3.0):
+        m = model.arrays
+        pts = np.nonzero(m.vertex_cluster >= 0)[0].astype(np.int64)
+        self.points = make_point_set(pts, m.vertex_radius[pts], m.vertex_cluster[pts],
+                                     model.n_particles)
+        self.segs = segs
+        skip_group = np.full(len(segs.a), -1, np.int64)
+        for t in range(model.n_ties):
+            e = int(m.tie_edge[t])
+            s = int(segs.strand[e])
+            k = int(segs.skip[s]) + 1 if segs.skip[s] >= 0 else 2
+            lo, hi = int(model.strand_edge_start[s]), int(model.strand_edge_start[s + 1])
+            near = range(max(lo, e - k), min(hi, e + k + 1))
+            skip_group[list(near)] = m.tie_cluster[t]
+        self.skip_group = skip_group
+        r = max(self.points.max_radius, segs.max_radius)
+        self.margin = 2.0 * r if margin is None else float(margin)
+        self.heavy = float(heavy)
+        self.grid = make_point_grid(len(pts), model.n_particles)
+        n = len(pts)
+        self.pp = np.zeros((4 * n + 16, 2), np.int64)
+        self.pp_normals = np.zeros((len(self.pp), 3))
+        self.ps = np.zeros((4 * n + 16, 2), np.int64)
+        self.ps_normals = np.zeros((len(self.ps), 3))
+        self.n_pp = self.n_ps = 0
+
+    def find(self, x: np.ndarray, x_ref: np.ndarray, torn: np.ndarray) -> int:
+        """Pairs at positions ``x`` [V, 3] [m], normals at ``x_ref``; returns their count, or
+        ``-1 - p`` for a particle ``p`` whose position is not finite."""
+        voxel = point_voxel_needed(x, self.points, self.segs, self.margin)
+        while True:
+            n, bad = find_point_pairs(x, self.points, voxel, self.margin, self.grid, self.pp)
+            if bad >= 0:
+                return -1 - int(bad)
+            if n <= len(self.pp):
+                break
+            self.pp = np.zeros((2 * n, 2), np.int64)
+            self.pp_normals = np.zeros((2 * n, 3))
+        self.n_pp = n
+        while True:
+            k = find_point_segment_pairs(x, self.points, self.segs, self.skip_group, voxel,
+                                         self.margin, self.grid, self.ps)
+            if k <= len(self.ps):
+                break
+            self.ps = np.zeros((2 * k, 2), np.int64)
+            self.ps_normals = np.zeros((2 * k, 3))
+        self.n_ps = drop_torn_segments(self.ps, k, torn)
+        point_pair_normals(x_ref, self.points, self.pp, self.n_pp, self.pp_normals)
+        point_segment_normals(x_ref, self.points, self.segs, self.ps, self.n_ps,
+                              self.ps_normals)
+        return self.n_pp + self.n_ps
+
+    def project(self, x: np.ndarray, inv_mass: np.ndarray, weight: np.ndarray,
+                torn: np.ndarray, iterations: int) -> int:
+        """``iterations`` sweeps over both kinds of pairs (segments torn since left out);
+        returns the contacts projected in the last sweep."""
+        self.n_ps = drop_torn_segments(self.ps, self.n_ps, torn, self.ps_normals)
+        return int(sweep_points(x, inv_mass, self.points, self.segs, self.pp, self.pp_normals,
+                                self.n_pp, self.ps, self.ps_normals, self.n_ps, weight,
+                                self.heavy, int(iterations)))
+
+
+@njit(cache=True, error_model="numpy")
+def drop_torn_segments(pairs, n, torn, normals=None):
+    """Remove the sphere-segment pairs of torn segments from ``pairs[:n]`` (and their rows
+    of ``normals``); returns the new count."""
+    k = 0
+    for q in range(n):
+        if torn[pairs[q, 1]]:
+            continue
+        pairs[k, 0] = pairs[q, 0]
+        pairs[k, 1] = pairs[q, 1]
+        if normals is not None:
+            for r in range(3):
+                normals[k, r] = normals[q, r]
+        k += 1
+    return k
+
+
+@njit(cache=True, error_model="numpy")
+def sweep_points(x, inv_mass, points, segs, pp, pp_normals, n_pp, ps, ps_normals, n_ps,
+                 weight, heavy, iterations):
+    """``iterations`` sweeps over the sphere pairs and the sphere-capsule pairs; returns the
+    contacts projected in the last."""
+    c = 0
+    for _ in range(iterations):
+        c = project_point_pairs(x, inv_mass, points, pp, n_pp, pp_normals, weight, heavy)
+        c += project_point_segment_pairs(x, inv_mass, points, segs, ps, n_ps, ps_normals,
+                                         weight, heavy)
+    return c

@@ -37,7 +37,7 @@ from .twist import average_twist, twist_forces, update_frames
 
 __all__ = ["step_chains", "step_chains_serial", "renumber_chains", "check_state",
            "PH_TWIST_FORCE", "PH_INTEGRATE", "PH_SHAPE", "PH_TENSION",
-           "PH_COLLIDE", "PH_VELOCITY", "PH_TWIST", "PH_MOTION", "CHECK_OK",
+           "PH_COLLIDE", "PH_VELOCITY", "PH_TWIST", "PH_MOTION", "PH_NO_LIMIT", "CHECK_OK",
            "CHECK_NONFINITE", "CHECK_STRAIN", "CHECK_SPEED"]
 
 PH_TWIST_FORCE = 1
@@ -48,6 +48,7 @@ PH_COLLIDE = 16
 PH_VELOCITY = 32
 PH_TWIST = 64
 PH_MOTION = 63          #: phases 1-6
+PH_NO_LIMIT = 128       #: with PH_TENSION: the strain limiting is done (with the clusters)
 
 #: Mass factor of held particles in shape matching: they set the fit of their regions (a
 #: clamp holds the orientation of the string's end instead of acting as a hinge).
@@ -165,8 +166,8 @@ def shape_match(a, b, m, st, sc, alpha):
         sc.scale[e] = natural_scale(e, m, st)
     for i in range(a, b + 1):
         sc.count[i] = 0.0
-        sc.sm_mass[i] = m.mass[i] * sc.sm_weight[i] * (HELD_WEIGHT if m.inv_mass[i] == 0.0
-                                                       else 1.0)
+        held = m.inv_mass[i] == 0.0 or m.vertex_tie[i] >= 0   # a tie holds like a clamp
+        sc.sm_mass[i] = m.mass[i] * sc.sm_weight[i] * (HELD_WEIGHT if held else 1.0)
         sc.goal[i, 0] = 0.0
         sc.goal[i, 1] = 0.0
         sc.goal[i, 2] = 0.0
@@ -179,7 +180,7 @@ def shape_match(a, b, m, st, sc, alpha):
         _match_region(k, max(a, k - w), min(b, k + w), m, st, sc)
     x = st.x
     for i in range(a, b + 1):
-        if m.inv_mass[i] > 0.0:
+        if m.inv_mass[i] > 0.0 and m.vertex_tie[i] < 0:
             c = 1.0 / sc.count[i]
             for r in range(3):
                 x[i, r] += alpha * (sc.goal[i, r] * c - x[i, r])
@@ -230,7 +231,7 @@ def _step_chain(c, phases, m, st, sc, p):
         for _ in range(p.sm_iterations):
             shape_match(a, b, m, st, sc, p.alpha)
     if phases & PH_TENSION:
-        torn = tension_phase(a, b, m, st, sc, p)
+        torn = tension_phase(a, b, m, st, sc, p, not (phases & PH_NO_LIMIT))
     collide = m.collider_friction.shape[0] > 0
     if phases & PH_COLLIDE and collide:
         _collide(a, b, m, st, sc)

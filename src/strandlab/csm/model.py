@@ -2,16 +2,19 @@
 argument groups of its kernels.
 
 Layout: the strand vertices of the scene, concatenated strand after strand
-(``strand_vertex_start``), are the particles; the scene's edges (``strand_edge_start``) are the
-segments; edge ``vertex_edge[v]`` joins vertex ``v`` to ``v + 1`` (-1 after a strand's last
-vertex).  A *chain* is a run of vertices joined by segments that are not torn: at the start
-every strand is one chain; a tear splits a chain into two, which the kernels step as two
-independent strings (``chain_start``, ``chain_strand`` in the state).
+(``strand_vertex_start``), are the first particles, then the vertices of the scene's meshes,
+each mesh a shape-matched cluster (``cluster_start``; :mod:`.cluster_model`); the scene's edges
+(``strand_edge_start``) are the segments; edge ``vertex_edge[v]`` joins vertex ``v`` to
+``v + 1`` (-1 after a strand's last vertex and for cluster particles).  A *chain* is a run of
+vertices joined by segments that are not torn: at the start every strand is one chain; a tear
+splits a chain into two, which the kernels step as two independent strings (``chain_start``,
+``chain_strand`` in the state).
 
 Kernels read ``model`` (:class:`ModelArrays`, constant), ``params`` (:class:`StepParams`, this
 substep's scalars), read and write ``state`` (:class:`StateArrays`) in place and use
-``scratch`` (:class:`Scratch`, solver-owned work memory).  Shapes: ``V`` vertices, ``E``
-edges, ``D`` driven vertices, ``T`` driven (clamped) twist angles.
+``scratch`` (:class:`Scratch`, solver-owned work memory).  Shapes: ``V`` particles (strand
+vertices and cluster particles), ``E`` edges, ``D`` driven particles, ``T`` driven (clamped)
+twist angles (frames' then ties'), ``C`` clusters, ``K`` ties.
 """
 from __future__ import annotations
 
@@ -53,6 +56,18 @@ class ModelArrays(NamedTuple):
     spheres: np.ndarray            #: (centre, radius), [N_sphere, 4]
     capsules: np.ndarray           #: (a, b, radius), [N_capsule, 7]
     collider_friction: np.ndarray  #: Per collider (planes, spheres, capsules)
+    cluster_start: np.ndarray      #: First particle of each cluster, then V, int [C + 1]
+    cluster_rest: np.ndarray       #: Rest offset of a cluster particle from its centre [m], [V, 3]
+    cluster_compliance: np.ndarray  #: Compliance of each cluster [m/N] (0: rigid), [C]
+    vertex_cluster: np.ndarray     #: Cluster of each particle or -1, int [V]
+    vertex_tie: np.ndarray         #: Tie of a strand vertex or -1, int [V]
+    tie_vertex: np.ndarray         #: Strand vertex of each tie, int [K]
+    tie_cluster: np.ndarray        #: Cluster it is tied to, int [K]
+    tie_local: np.ndarray          #: Tie point's rest offset from the cluster centre [m], [K, 3]
+    tie_edge: np.ndarray           #: The tied end segment, int [K]
+    tie_sign: np.ndarray           #: +1: the strand's last vertex is tied, -1: its first, [K]
+    tie_share: np.ndarray          #: 1 / (ties of its cluster): the mass split, [K]
+    tie_twist_local: np.ndarray    #: Material direction of the tied segment, rest frame, [K, 3]
 
 
 class StateArrays(NamedTuple):
@@ -69,6 +84,7 @@ class StateArrays(NamedTuple):
     rupture: np.ndarray            #: Rupture stress of each segment [Pa], [E]
     chain_start: np.ndarray        #: First vertex of each chain, then V, int [V + 1]
     chain_strand: np.ndarray       #: Strand of each chain, int [V]
+    cluster_quat: np.ndarray       #: Rotation of each cluster from its rest shape, [C, 4]
 
 
 class Scratch(NamedTuple):
@@ -102,6 +118,12 @@ class Scratch(NamedTuple):
     mu: np.ndarray                 #: Contact friction, [V]
     drive_pos: np.ndarray          #: Targets of the held particles [m], [D, 3]
     twist_target: np.ndarray       #: Material direction of clamped segments (world), [T, 3]
+    cluster_c: np.ndarray          #: Centre of each cluster [m], [C, 3]
+    cluster_inv_inertia: np.ndarray  #: Inverse inertia about it (xx, xy, xz, yy, yz, zz), [C, 6]
+    cluster_torque: np.ndarray     #: Torque of the tied strands' twist [N m], [C, 3]
+    tie_mass: np.ndarray           #: Rigid-body mass of the cluster at each tie, split, [K, 6]
+    tie_dp: np.ndarray             #: Impulse of a length pass on each tie [kg m], [K, 3]
+    chain_flag: np.ndarray         #: Per chain: length passes done (0) or going on, [V]
 
 
 class StepParams(NamedTuple):
@@ -135,7 +157,7 @@ class CSMModel:
     arrays: ModelArrays
     strand_vertex_start: np.ndarray  #: [S + 1]
     strand_edge_start: np.ndarray    #: [S + 1]
-    x0: np.ndarray                   #: Initial positions [m], [V, 3]
+    x0: np.ndarray                   #: Initial positions [m], [V, 3] (all particles)
     v0: np.ndarray                   #: Initial velocities [m/s], [V, 3]
     theta0: np.ndarray               #: Initial twist angles [rad], [E]
     u0: np.ndarray                   #: Initial twist-free directions, [E, 3]
@@ -165,7 +187,21 @@ class CSMModel:
 
     @property
     def n_vertices(self) -> int:
+        """Strand vertices (the scene's vertices)."""
         return int(self.strand_vertex_start[-1])
+
+    @property
+    def n_particles(self) -> int:
+        """Strand vertices and cluster particles."""
+        return int(self.arrays.mass.shape[0])
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.arrays.cluster_start.shape[0] - 1)
+
+    @property
+    def n_ties(self) -> int:
+        return int(self.arrays.tie_vertex.shape[0])
 
     @property
     def n_edges(self) -> int:

@@ -10,12 +10,14 @@ from typing import ClassVar
 import numba
 import numpy as np
 
-from ..sim.scene import Scene
+from ..collision.segment_contact import make_segment_set
+from ..sim.scene import Scene, UnsupportedFeature
 from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged, check_state_arrays
+from . import clusters as CL
 from . import kernels as K
 from .compile import compile_scene
-from .contact import SegmentContacts
+from .contact import ClusterContacts, SegmentContacts
 from .model import (
     TENSION_IMPULSE,
     TENSION_LENGTH,
@@ -197,7 +199,11 @@ class CSMSolver:
         self.settings = settings or CSMSettings()
         self.contact_hook: Callable | None = None
         m = model
-        nv, ne = m.n_vertices, m.n_edges
+        nv, ne, npt = m.n_particles, m.n_edges, m.n_particles
+        nc, nk = m.n_clusters, m.n_ties
+        if nk and self.settings.length_solver != "newton":
+            raise UnsupportedFeature("solver 'csm': strands tied to meshes need "
+                                     "length_solver = 'newton'")
         z = np.zeros
         self.scratch = Scratch(
             x_old=z((nv, 3)), x_free=z((nv, 3)), goal=z((nv, 3)), count=z(nv), scale=z(ne),
@@ -208,7 +214,9 @@ class CSMSolver:
             dirs=z((ne, 3)), excess=z(ne), active=z(ne),
             tw_goal=z(ne), tw_count=z(ne), depth=z(nv),
             normal=z((nv, 3)), mu=z(nv), drive_pos=np.array(m.drive_local),
-            twist_target=np.array(m.twist_local))
+            twist_target=np.vstack([m.twist_local, m.arrays.tie_twist_local]),
+            cluster_c=z((nc, 3)), cluster_inv_inertia=z((nc, 6)), cluster_torque=z((nc, 3)),
+            tie_mass=z((nk, 6)), tie_dp=z((nk, 3)), chain_flag=z(npt))
         frames = self.scene.frames if self.scene is not None else ()
         self._moving = [f for f, fr in enumerate(frames) if getattr(fr.motion, "moves", True)]
         self._drive_rows = np.nonzero(m.drive_frame >= 0)[0]
@@ -216,10 +224,16 @@ class CSMSolver:
         self._loads = self.scene.loads if self.scene is not None else ()
         self.last_torn = 0
         st = self.settings
-        self.contacts = None
+        self.contacts = self.cluster_contacts = None
         if st.segment_collision and ne:
             self.contacts = SegmentContacts(m, search=st.contact_search,
                                             margin=st.contact_margin, heavy=st.contact_weight)
+        if st.segment_collision and nc:
+            segs = self.contacts.segs if self.contacts is not None else \
+                make_segment_set(np.zeros(0, np.int64), np.zeros(0, np.int64), 0.0,
+                                 np.zeros(0, np.int64), npt)
+            self.cluster_contacts = ClusterContacts(m, segs, margin=st.contact_margin,
+                                                    heavy=st.contact_weight)
         self.n_contacts = 0
 
     # ------------------------------------------------------------------ protocol
@@ -237,11 +251,15 @@ class CSMSolver:
         torn = np.zeros(ne, dtype=np.bool_)
         n = K.renumber_chains(m.strand_vertex_start, m.arrays.vertex_edge, torn, chain_start,
                               chain_strand)
+        cq = np.zeros((m.n_clusters, 4))
+        cq[:, 0] = 1.0
         arr = StateArrays(
             x=np.array(m.x0), v=np.array(m.v0), theta=np.array(m.theta0), u=np.array(m.u0),
             quat=quat, plastic_strain=np.zeros(ne), tension=np.zeros(ne), torn=torn,
             rupture=m.rupture_stress * (1.0 + m.rupture_variation * spread),
-            chain_start=chain_start, chain_strand=chain_strand)
+            chain_start=chain_start, chain_strand=chain_strand, cluster_quat=cq)
+        if m.n_clusters:
+            CL.cluster_centres(m.arrays, arr, self.scratch)
         return CSMState(arr, n)
 
     def output(self, state: CSMState) -> Output:
@@ -267,8 +285,10 @@ class CSMSolver:
             d[bad] = np.cross(t[bad], alt[bad])
             n[bad] = np.linalg.norm(d[bad], axis=1)
         d1[e] = d / n[:, None]
-        return Output(positions=st.x, d1=d1, extra=self._frame_points(state.time),
-                      edge_broken=st.torn)
+        extra = self._frame_points(state.time)
+        if m.n_clusters:
+            extra = np.vstack([extra, st.x[m.n_vertices:]])
+        return Output(positions=st.x[:m.n_vertices], d1=d1, extra=extra, edge_broken=st.torn)
 
     def pieces(self, state: CSMState) -> np.ndarray:
         """First vertex of every piece of string (chain) and the vertex count, int [C + 1]."""
@@ -286,10 +306,10 @@ class CSMSolver:
         """A state from :meth:`save_state`'s arrays; ValueError naming a missing, misshapen or
         non-finite entry.  The chains follow from the torn segments."""
         m = self.model
-        nv, ne = m.n_vertices, m.n_edges
-        shapes = {"x": (nv, 3), "v": (nv, 3), "theta": (ne,), "u": (ne, 3), "quat": (nv, 4),
-                  "plastic_strain": (ne,), "tension": (ne,), "torn": (ne,), "time": (),
-                  "step": ()}
+        nv, ne, npt = m.n_vertices, m.n_edges, m.n_particles
+        shapes = {"x": (npt, 3), "v": (npt, 3), "theta": (ne,), "u": (ne, 3), "quat": (nv, 4),
+                  "plastic_strain": (ne,), "tension": (ne,), "torn": (ne,),
+                  "cluster_quat": (m.n_clusters, 4), "time": (), "step": ()}
         out = check_state_arrays(arrays, shapes)
         if "rupture" not in arrays:
             raise ValueError("state lacks 'rupture'")
@@ -361,7 +381,9 @@ class CSMSolver:
         run = self.kernel()
         m, sc = self.model.arrays, self.scratch
         p = self.params(s, h)
-        if self.contacts is not None:
+        if self.model.n_clusters:
+            torn = self._cluster_substep(s, run, p)
+        elif self.contacts is not None:
             torn = self._contact_substep(s, run, p)
         elif self.contact_hook is not None:
             run(K.PH_TWIST_FORCE | K.PH_INTEGRATE, m, s.arrays, sc, p)
@@ -377,6 +399,8 @@ class CSMSolver:
                                            s.arrays.chain_strand)
             p = self.params(s, h)
         run(K.PH_TWIST, m, s.arrays, sc, p)
+        if self.model.n_ties:
+            CL.tie_torques(m, s.arrays, sc)
         s.time = t_next
 
     def _contact_substep(self, s: CSMState, run, p: StepParams) -> int:
@@ -387,13 +411,7 @@ class CSMSolver:
         run(K.PH_TWIST_FORCE | K.PH_INTEGRATE, m, a, sc, p)
         sc.sm_weight[...] = 1.0
         c = self.contacts
-        n = c.find(a.x, sc.x_old, a.torn)
-        if n < 0:
-            point = -1 - n
-            strand = int(np.searchsorted(self.model.strand_vertex_start, point, side="right")
-                         - 1)
-            raise SimulationDiverged(s.step, s.time, strand,
-                                     point - int(self.model.strand_vertex_start[strand]))
+        self._find(c, s)
         c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, self.settings.contact_iterations)
         if self.contact_hook is not None:
             self.contact_hook(self, a.x, sc.sm_weight)
@@ -401,6 +419,51 @@ class CSMSolver:
         self.n_contacts = c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, 1)
         run(K.PH_COLLIDE | K.PH_VELOCITY, m, a, sc, p)
         return torn
+
+    def _cluster_substep(self, s: CSMState, run, p: StepParams) -> int:
+        """Phases 1-6 with clusters (:mod:`.clusters`): integration of strings and clusters,
+        tied ends onto their clusters, contacts of segments and cluster particles, shape
+        matching of both, the strain limiting of all chains with their ties, the tensions,
+        one more contact sweep, colliders and velocities.  Returns the segments torn."""
+        m, sc, a = self.model.arrays, self.scratch, s.arrays
+        run(K.PH_TWIST_FORCE | K.PH_INTEGRATE, m, a, sc, p)
+        CL.cluster_integrate(m, a, sc, p)
+        CL.cluster_centres(m, a, sc)
+        CL.snap_ties(m, a, sc)
+        sc.sm_weight[...] = 1.0
+        sets = [c for c in (self.contacts, self.cluster_contacts) if c is not None]
+        for c in sets:
+            self._find(c, s)
+            c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, self.settings.contact_iterations)
+        if self.contact_hook is not None:
+            self.contact_hook(self, a.x, sc.sm_weight)
+        run(K.PH_SHAPE, m, a, sc, p)
+        CL.cluster_match(m, a, sc, p)
+        CL.snap_ties(m, a, sc)
+        CL.length_all(m, a, sc, p)
+        torn = run(K.PH_TENSION | K.PH_NO_LIMIT, m, a, sc, p)
+        self.n_contacts = sum(c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, 1) for c in sets)
+        run(K.PH_COLLIDE | K.PH_VELOCITY, m, a, sc, p)
+        CL.cluster_finish(m, a, sc, p)
+        return torn
+
+    def _find(self, contacts, s: CSMState) -> None:
+        """Pairs of ``contacts`` at the positions after time integration; SimulationDiverged
+        naming the particle whose position is not finite."""
+        n = contacts.find(s.arrays.x, self.scratch.x_old, s.arrays.torn)
+        if n < 0:
+            strand, point, where = self._where(-1 - n)
+            raise SimulationDiverged(s.step, s.time, strand, point, where=where)
+
+    def _where(self, idx: int) -> tuple:
+        """``(strand, point, where)`` of particle ``idx``: a strand vertex or a mesh vertex."""
+        m = self.model
+        if idx < m.n_vertices:
+            strand = int(np.searchsorted(m.strand_vertex_start, idx, side="right") - 1)
+            return strand, int(idx - m.strand_vertex_start[strand]), None
+        c = int(m.arrays.vertex_cluster[idx])
+        name = self.scene.meshes[c].name if self.scene is not None else f"mesh {c}"
+        return -1, int(idx - m.arrays.cluster_start[c]), f"mesh {name!r}"
 
     def _set_targets(self, t: float, force: bool = False) -> None:
         """Targets of the held particles and clamped twist angles at time ``t``."""
@@ -420,7 +483,7 @@ class CSMSolver:
         rows, fr = rows[keep], fr[keep]
         sc.drive_pos[rows] = origin[fr] + np.einsum("nij,nj->ni", rot[fr], m.drive_local[rows])
         tf = m.twist_frame
-        keep = np.isin(tf, self._moving) | force
+        keep = np.nonzero(np.isin(tf, self._moving) | force)[0]
         sc.twist_target[keep] = np.einsum("nij,nj->ni", rot[tf[keep]], m.twist_local[keep])
 
     def _apply_loads(self, t: float) -> None:
@@ -448,13 +511,12 @@ class CSMSolver:
             math.inf if st.max_speed is None else float(st.max_speed))
         if code == K.CHECK_OK:
             return
-        strand = int(np.searchsorted(self.model.strand_vertex_start, idx, side="right") - 1)
-        point = int(idx - self.model.strand_vertex_start[strand])
+        strand, point, where = self._where(int(idx))
         if code == K.CHECK_NONFINITE:
-            raise SimulationDiverged(s.step, s.time, strand, point)
+            raise SimulationDiverged(s.step, s.time, strand, point, where=where)
         if code == K.CHECK_STRAIN:
             what = (f"strain {value:.3g} past the maximum length exceeds max_strain = "
                     f"{st.max_strain:g} at segment {int(self.model.arrays.vertex_edge[idx])}")
         else:
             what = f"speed {value:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s"
-        raise SimulationDiverged(s.step, s.time, strand, point, what=what)
+        raise SimulationDiverged(s.step, s.time, strand, point, what=what, where=where)

@@ -42,7 +42,7 @@ from .length_newton import MAX_RESOLVES, TAUT, TOLERANCE, newton_pass
 from .model import TENSION_IMPULSE
 from .segment import compliance, natural_scale, segment_length, stress
 
-__all__ = ["natural_scale", "segment_length", "strain_limit", "tension_phase",
+__all__ = ["natural_scale", "segment_length", "length_init", "strain_limit", "tension_phase",
            "LENGTH_GAUSS_SEIDEL", "LENGTH_DIRECT", "LENGTH_NEWTON"]
 
 LENGTH_GAUSS_SEIDEL = 0
@@ -189,12 +189,11 @@ def _direct(a, b, m, st, sc, h):
 
 
 @njit(**_OPTS)
-def strain_limit(a, b, m, st, sc, iterations, solver, h, warm=0.0):
-    """Strain limiting of chain ``a..b`` over a substep ``h`` [s]: ``iterations`` passes of
-    ``solver`` (LENGTH_NEWTON, LENGTH_DIRECT or LENGTH_GAUSS_SEIDEL) from the current
-    positions (copied to ``sc.x_free``).  ``sc.lam_total`` [m kg] accumulates each segment's
-    multiplier; the Newton solver starts it at ``warm T h^2`` (``T`` the stored tension [N],
-    ``warm`` = ``1 / tension_scale``; 0: no warm start)."""
+def length_init(a, b, m, st, sc, solver, h, warm):
+    """Start the strain limiting of chain ``a..b``: the current positions into
+    ``sc.x_free``, the maximum lengths over the rest lengths into ``sc.scale``, and the
+    multipliers ``sc.lam_total`` [m kg] at 0, or for the Newton solver at ``warm T h^2``
+    (``T`` the stored tension [N], ``warm`` = ``1 / tension_scale``)."""
     for i in range(a, b + 1):
         for r in range(3):
             sc.x_free[i, r] = st.x[i, r]
@@ -202,6 +201,14 @@ def strain_limit(a, b, m, st, sc, iterations, solver, h, warm=0.0):
         e = m.vertex_edge[i]
         sc.scale[e] = natural_scale(e, m, st)
         sc.lam_total[e] = warm * st.tension[e] * h * h if solver == LENGTH_NEWTON else 0.0
+
+
+@njit(**_OPTS)
+def strain_limit(a, b, m, st, sc, iterations, solver, h, warm=0.0):
+    """Strain limiting of chain ``a..b`` over a substep ``h`` [s]: ``iterations`` passes of
+    ``solver`` (LENGTH_NEWTON, LENGTH_DIRECT or LENGTH_GAUSS_SEIDEL) from the current
+    positions (:func:`length_init`; ``warm`` = ``1 / tension_scale``, 0: no warm start)."""
+    length_init(a, b, m, st, sc, solver, h, warm)
     full = False
     for it in range(iterations):
         if solver == LENGTH_NEWTON:
@@ -256,15 +263,17 @@ def _tension(i, m, st, sc, p):
 
 
 @njit(**_OPTS)
-def tension_phase(a, b, m, st, sc, p):
-    """Phase 4 on chain ``a..b``: strain limiting, then per segment the tension estimate
+def tension_phase(a, b, m, st, sc, p, limit=True):
+    """Phase 4 on chain ``a..b``: strain limiting (unless ``limit`` is false: done already,
+    with the clusters), then per segment the tension estimate
     (eq. 8) and its stress, plastic elongation past the yield stress, tearing past the
     rupture stress (one per chain and substep: the most overstressed); the stored tension
     ``st.tension`` (which sets the stress and the elastic part of the maximum length) follows
     the estimates at the rate ``tension_rate`` per substep, and while a segment is released
     (its estimate below ``RELEASED`` times the stored tension) the tension it lets go throws
     its ends back (flicking).  Returns the number of segments torn."""
-    strain_limit(a, b, m, st, sc, p.length_iterations, p.length_solver, p.h, p.warm)
+    if limit:
+        strain_limit(a, b, m, st, sc, p.length_iterations, p.length_solver, p.h, p.warm)
     torn = 0
     worst, at = 1.0, -1
     span = 0.0
