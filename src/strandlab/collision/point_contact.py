@@ -13,7 +13,7 @@ uniform grid of :mod:`.grid` (:func:`~.grid.make_point_grid`) finds
   every segment looks at the spheres of the 27 voxels around its midpoint's; a sphere that
   close to a segment is within ``l / 2 + r_p + r_s + margin`` of its midpoint, so voxels of at
   least ``l_max / 2 + r_p,max + r_s,max + margin`` make the search exact).  A segment may name
-  one group it never touches (the cluster its strand is tied to, near the knot).
+  two groups it never touches (the clusters its strand is tied to, near the knots).
 
 Both projections keep every pair on the side it had at reference positions (the start of a
 step: :func:`point_pair_normals`, :func:`point_segment_normals`), so a pair that moved through
@@ -21,6 +21,8 @@ each other within the step is pushed back, not on through; the displacement is s
 inverse mass (and, on a segment, by the barycentric weights ``1 - t``, ``t`` of the closest
 point), so linear momentum is kept, and the particles of every contact get
 ``mass_scale >= heavy`` (heavier in the shape matching that follows, as for segment contacts).
+After the step, :func:`point_contact_velocities` makes the pushed pairs inelastic (no
+separating normal velocity) with Coulomb friction, impulses split the same way.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from .grid import build_point_grid, voxel_bucket
 
 __all__ = ["PointSet", "make_point_set", "point_voxel_needed", "find_point_pairs",
            "find_point_segment_pairs", "point_pair_normals", "point_segment_normals",
-           "project_point_pairs", "project_point_segment_pairs"]
+           "project_point_pairs", "project_point_segment_pairs", "point_contact_velocities"]
 
 
 class PointSet(NamedTuple):
@@ -43,6 +45,7 @@ class PointSet(NamedTuple):
     points: np.ndarray         #: Particle index of each sphere, int64 [G]
     radius: np.ndarray         #: Sphere radius [m], [G]
     group: np.ndarray          #: Group of each sphere (never in contact within one), int64 [G]
+    sphere_of: np.ndarray      #: Sphere of each particle or -1, int64 [P]
     max_radius: float          #: Largest radius [m]
 
 
@@ -50,7 +53,7 @@ def make_point_set(points, radius, group, n_points: int) -> PointSet:
     """Check and pack spheres: particle indices ``points`` [G] in ``[0, n_points)`` (each at
     most once), radii [m] (one number or [G], finite and >= 0), groups (integers >= 0, [G]).
     ValueError names the offending sphere.  The set lists the spheres by ascending particle
-    (pairs index that order)."""
+    (pairs index that order; ``sphere_of`` maps a particle to its sphere)."""
     p = np.asarray(points)
     if p.ndim != 1 or not (np.issubdtype(p.dtype, np.integer) or p.size == 0):
         raise ValueError(f"points must be a one-dimensional integer array, got {p.dtype} "
@@ -72,17 +75,23 @@ def make_point_set(points, radius, group, n_points: int) -> PointSet:
     if grp.shape != (g,) or not (np.issubdtype(grp.dtype, np.integer) or g == 0) or \
             (g and grp.min() < 0):
         raise ValueError(f"group must be integers >= 0, one per sphere ({g})")
-    order = np.argsort(p, kind="stable")          # ascending particles: found by bisection
+    order = np.argsort(p, kind="stable")
+    sphere_of = np.full(int(n_points), -1, np.int64)
+    sphere_of[p[order]] = np.arange(g)
     return PointSet(points=p[order], radius=rad[order], group=grp.astype(np.int64)[order],
-                    max_radius=float(rad.max()) if g else 0.0)
+                    sphere_of=sphere_of, max_radius=float(rad.max()) if g else 0.0)
 
 
 @njit(cache=True, _nrt=False)
-def point_voxel_needed(x, ps, segs, margin):
+def point_voxel_needed(x, ps, segs, margin, left_out):
     """Smallest voxel [m] for which both searches are exact: ``2 r_max + margin`` and
-    ``l_max / 2 + r_p,max + r_s,max + margin`` (``l_max`` the longest segment now)."""
+    ``l_max / 2 + r_p,max + r_s,max + margin`` (``l_max`` the longest segment now, not counting
+    the segments ``m`` with ``left_out[m]`` true (bool [S]): torn segments, whose pairs are
+    dropped, would otherwise grow the voxel to the distance between the pieces)."""
     longest = 0.0
     for m in range(segs.a.shape[0]):
+        if left_out[m]:
+            continue
         a, b = segs.a[m], segs.b[m]
         d = math.sqrt((x[b, 0] - x[a, 0]) ** 2 + (x[b, 1] - x[a, 1]) ** 2
                       + (x[b, 2] - x[a, 2]) ** 2)
@@ -139,8 +148,7 @@ def find_point_pairs(x, ps, voxel, margin, grid, pairs_out):
                         q = grid.cell_items[s]
                         if q <= p:
                             continue
-                        # the sphere index of q: points are sorted by particle in make_point_set
-                        l_ = _sphere_of(ps, q)
+                        l_ = ps.sphere_of[q]
                         if ps.group[l_] == ps.group[k]:
                             continue
                         d2 = (x[p, 0] - x[q, 0]) ** 2 + (x[p, 1] - x[q, 1]) ** 2 + \
@@ -154,26 +162,14 @@ def find_point_pairs(x, ps, voxel, margin, grid, pairs_out):
     return n, -1
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _sphere_of(ps, q):
-    """Index into ``ps`` of particle ``q`` (binary search: ``ps.points`` is ascending)."""
-    lo, hi = 0, ps.points.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ps.points[mid] < q:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 @njit(cache=True, _nrt=False)
 def find_point_segment_pairs(x, ps, segs, seg_skip_group, voxel, margin, grid, pairs_out):
     """Sphere-capsule pairs ``(k, m)`` (sphere ``k`` of ``ps``, segment ``m`` of ``segs``)
     closer than ``r_k + r_m + margin`` [m], on the grid of the last :func:`find_point_pairs`
     (or ``build_point_grid`` of ``ps.points``) with voxels of ``voxel`` [m].  A segment never
-    touches the spheres of group ``seg_skip_group[m]`` (-1: none), nor a sphere that is one of
-    its own particles.  Returns the number found (see :func:`find_point_pairs`)."""
+    touches the spheres of the groups ``seg_skip_group[m, 0]`` and ``[m, 1]`` (-1: none; a
+    strand tied to clusters at both ends), nor a sphere that is one of its own particles.
+    Returns the number found (see :func:`find_point_pairs`)."""
     mask = grid.cell_fill.shape[0] - 1
     n = 0
     for m in range(segs.a.shape[0]):
@@ -193,8 +189,9 @@ def find_point_segment_pairs(x, ps, segs, seg_skip_group, voxel, margin, grid, p
                         q = grid.cell_items[s]
                         if q == a or q == b:
                             continue
-                        k = _sphere_of(ps, q)
-                        if ps.group[k] == seg_skip_group[m]:
+                        k = ps.sphere_of[q]
+                        if ps.group[k] == seg_skip_group[m, 0] or \
+                                ps.group[k] == seg_skip_group[m, 1]:
                             continue
                         dist = _point_segment_gap(x, q, a, b)[4]
                         if dist < ps.radius[k] + segs.radius[m] + margin:
@@ -238,10 +235,12 @@ def _mark(mass_scale, p, heavy):
 
 
 @njit(cache=True, _nrt=False)
-def project_point_pairs(x, w, ps, pairs, n_pairs, normals, mass_scale, heavy):
+def project_point_pairs(x, w, ps, pairs, n_pairs, normals, mass_scale, heavy, lam_out):
     """One sweep over sphere pairs: each pair whose centres are closer than ``r_k + r_l``
     along its normal (``n . (x_k - x_l)``) is pushed to that distance along it by inverse
-    masses ``w`` [1/kg]; ``x`` [P, 3] [m] moved in place.  Returns the contacts projected."""
+    masses ``w`` [1/kg]; ``x`` [P, 3] [m] moved in place; each push's multiplier [kg m]
+    (the particles move by ``lam w n``) is added to ``lam_out`` [K].  Returns the contacts
+    projected."""
     count = 0
     for r in range(n_pairs):
         nx, ny, nz = normals[r, 0], normals[r, 1], normals[r, 2]
@@ -255,6 +254,7 @@ def project_point_pairs(x, w, ps, pairs, n_pairs, normals, mass_scale, heavy):
         if gap >= contact or wsum <= 0.0:
             continue
         lam = (contact - gap) / wsum
+        lam_out[r] += lam
         x[p, 0] += lam * w[p] * nx
         x[p, 1] += lam * w[p] * ny
         x[p, 2] += lam * w[p] * nz
@@ -268,11 +268,13 @@ def project_point_pairs(x, w, ps, pairs, n_pairs, normals, mass_scale, heavy):
 
 
 @njit(cache=True, _nrt=False)
-def project_point_segment_pairs(x, w, ps, segs, pairs, n_pairs, normals, mass_scale, heavy):
+def project_point_segment_pairs(x, w, ps, segs, pairs, n_pairs, normals, mass_scale, heavy,
+                                lam_out):
     """One sweep over sphere-capsule pairs: the constraint ``n . (x_p - q(t)) >= r_p + r_m``
     (``q(t)`` the segment's closest point now, ``n`` the pair's normal) projected with the
     inverse masses and the weights ``(1, 1 - t, t)``: ``dx_p = lam w_p n``,
-    ``dx_a = -lam w_a (1 - t) n``, ``dx_b = -lam w_b t n``.  Returns the contacts projected."""
+    ``dx_a = -lam w_a (1 - t) n``, ``dx_b = -lam w_b t n`` (``lam`` [kg m] added to
+    ``lam_out`` [K]).  Returns the contacts projected."""
     count = 0
     for r in range(n_pairs):
         nx, ny, nz = normals[r, 0], normals[r, 1], normals[r, 2]
@@ -287,6 +289,7 @@ def project_point_segment_pairs(x, w, ps, segs, pairs, n_pairs, normals, mass_sc
         if gap >= contact or wsum <= 0.0:
             continue
         lam = (contact - gap) / wsum
+        lam_out[r] += lam
         for c in range(3):
             nc = nx if c == 0 else (ny if c == 1 else nz)
             x[p, c] += lam * w[p] * nc
@@ -297,3 +300,56 @@ def project_point_segment_pairs(x, w, ps, segs, pairs, n_pairs, normals, mass_sc
         _mark(mass_scale, b, heavy)
         count += 1
     return count
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _contact_velocity(v, n0, n1, n2, lam, friction, h, p, wp, a, ca, wa, b, cb, wb):
+    """Velocity pass of one contact between particle ``p`` and the point ``ca x_a + cb x_b``
+    (a sphere: ``ca = 1``, ``cb = 0``), inverse masses ``wp``, ``wa``, ``wb``: the separating
+    normal velocity removed (the push made it: inelastic) and Coulomb friction on the
+    tangential velocity, an impulse of at most ``friction lam / h`` (the push's normal
+    impulse), split by the weights (momentum kept)."""
+    wsum = wp + ca * ca * wa + cb * cb * wb
+    if wsum <= 0.0:
+        return
+    ux = v[p, 0] - ca * v[a, 0] - cb * v[b, 0]
+    uy = v[p, 1] - ca * v[a, 1] - cb * v[b, 1]
+    uz = v[p, 2] - ca * v[a, 2] - cb * v[b, 2]
+    un = ux * n0 + uy * n1 + uz * n2
+    jn = un / wsum if un > 0.0 else 0.0
+    tx, ty, tz = ux - un * n0, uy - un * n1, uz - un * n2
+    ut = math.sqrt(tx * tx + ty * ty + tz * tz)
+    jt = 0.0
+    if ut > 0.0:
+        jt = min(friction * lam / h, ut / wsum) / ut
+    for r in range(3):
+        d = jn * (n0 if r == 0 else (n1 if r == 1 else n2)) + \
+            jt * (tx if r == 0 else (ty if r == 1 else tz))
+        v[p, r] -= wp * d
+        v[a, r] += ca * wa * d
+        v[b, r] += cb * wb * d
+
+
+@njit(cache=True, _nrt=False)
+def point_contact_velocities(x, v, w, ps, segs, pp, pp_normals, pp_lam, n_pp, psg,
+                             ps_normals, ps_lam, n_ps, friction, h):
+    """After a step of ``h`` [s] whose sweeps pushed pairs apart (``*_lam`` [kg m] > 0): each
+    pushed pair loses the normal velocity that separates it (inelastic contacts: the pushes
+    stopped it, they do not throw it back) and Coulomb ``friction`` on its tangential
+    velocity; ``v`` [P, 3] [m/s] in place, momentum kept (``x`` [P, 3] [m]: the positions
+    giving a segment's closest point)."""
+    for r in range(n_pp):
+        if pp_lam[r] <= 0.0:
+            continue
+        p, q = ps.points[pp[r, 0]], ps.points[pp[r, 1]]
+        _contact_velocity(v, pp_normals[r, 0], pp_normals[r, 1], pp_normals[r, 2], pp_lam[r],
+                          friction, h, p, w[p], q, 1.0, w[q], q, 0.0, 0.0)
+    for r in range(n_ps):
+        if ps_lam[r] <= 0.0:
+            continue
+        p = ps.points[psg[r, 0]]
+        m = psg[r, 1]
+        a, b = segs.a[m], segs.b[m]
+        t = _point_segment_gap(x, p, a, b)[0]
+        _contact_velocity(v, ps_normals[r, 0], ps_normals[r, 1], ps_normals[r, 2], ps_lam[r],
+                          friction, h, p, w[p], a, 1.0 - t, w[a], b, t, w[b])

@@ -12,8 +12,8 @@ radius of its particles as spheres in contacts; fixed vertices are held.
 A triangle attachment ties a strand end to the barycentric point of its triangle, which
 moves with the cluster, and holds the material frame of the end segment to the cluster's
 rotation (the scene's meaning: the end edge's frame follows the triangle's).  The strain
-limiting sees the tied end as the cluster itself (its rigid-body mass at that point, split
-among the strands tied to the cluster), and the twist of the end segment turns the cluster
+limiting sees the tied end as the cluster itself (its rigid-body mass at that point; the
+strands tied to one cluster take turns), and the twist of the end segment turns the cluster
 back (its torque about the segment).
 """
 from __future__ import annotations
@@ -102,13 +102,10 @@ def _ties(scene: Scene, ar, start, rest, dr) -> dict:
         te.append(e)
         tsg.append(1.0 if a.end != 0 else -1.0)
         tw.append(ar.d1_init[e])
-    n_ties = np.bincount(np.asarray(tc, np.int64), minlength=len(scene.meshes))
-    share = np.array([1.0 / n_ties[c] for c in tc])
     return {"vertex_tie": vertex_tie, "edge_drive": edge_drive,
             "tie_vertex": np.asarray(tv, np.int64).reshape(-1),
             "tie_cluster": np.asarray(tc, np.int64).reshape(-1),
             "tie_local": np.asarray(tl, np.float64).reshape(-1, 3),
             "tie_edge": np.asarray(te, np.int64).reshape(-1),
             "tie_sign": np.asarray(tsg, np.float64).reshape(-1),
-            "tie_share": share.reshape(-1),
             "tie_twist_local": np.asarray(tw, np.float64).reshape(-1, 3)}

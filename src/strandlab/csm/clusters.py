@@ -12,9 +12,10 @@ Per substep (:meth:`~strandlab.csm.solver.CSMSolver.step` with clusters):
    ``c``; then its centre and inverse inertia (:func:`cluster_centres`);
 3. strain limiting of all chains (:func:`length_all`): Newton passes in which a tied end is the
    cluster itself (:func:`tie_masses`: the rigid-body mass at the tie point, ``(I / M -
-   [r] I^-1 [r])^-1``, over the number of strands tied to the cluster: each strand's pass moves
-   the cluster as if it alone pulled it, and their impulses added up move it once
-   (:func:`cluster_apply`), Jacobi with split masses, which converges);
+   [r] I^-1 [r])^-1``; the momentum balance of that node is the strand's own impulse on the
+   cluster so far, the other strands' pulls being in its position), each strand's impulse
+   moving its clusters at once (:func:`cluster_apply`) before the next strand's pass:
+   Gauss-Seidel over the strands, in alternating order;
 4. colliders and velocities of the cluster particles (:func:`cluster_finish`);
 5. after the twist update, :func:`tie_torques`: the twisting torque ``-dE/dtheta`` of every tied
    segment about its axis, applied to its cluster in the next substep.
@@ -28,10 +29,11 @@ from numba import njit
 from .kernels import HELD_WEIGHT, _collide, _velocity
 from .length_newton import TOLERANCE, _sym_apply, _sym_inverse, newton_pass
 from .rotation import quat_rotate, rotation_of_moment
-from .tension import length_init
+from .tension import length_init, tear
 
 __all__ = ["cluster_integrate", "cluster_centres", "cluster_match", "snap_ties", "tie_masses",
-           "cluster_apply", "length_all", "cluster_finish", "tie_torques"]
+           "cluster_apply", "cluster_commit", "length_all", "cluster_finish", "tie_torques",
+           "tear_groups"]
 
 _OPTS = {"cache": True, "error_model": "numpy"}
 _INLINE = {"cache": True, "error_model": "numpy", "inline": "always"}
@@ -188,8 +190,8 @@ def snap_ties(m, st, sc):
 @njit(**_OPTS)
 def tie_masses(m, st, sc):
     """The cluster's rigid-body mass matrix at every tie point, ``(I / M - [r] I^-1 [r])^-1``
-    (``r`` from the centre, ``[r]`` its cross-product matrix), times the tie's share, into
-    ``sc.tie_mass`` [K, 6]; an anchored cluster (a held particle) counts as immovable."""
+    (``r`` from the centre, ``[r]`` its cross-product matrix), into ``sc.tie_mass`` [K, 6]; an
+    anchored cluster (a held particle) counts as immovable."""
     x = st.x
     for t in range(m.tie_vertex.shape[0]):
         c = m.tie_cluster[t]
@@ -214,9 +216,8 @@ def tie_masses(m, st, sc):
         w12 = cols[4]
         w22 = 1.0 / mt + cols[5]
         inv = _sym_inverse(w00, w01, w02, w11, w12, w22)
-        s = m.tie_share[t]
         for k in range(6):
-            sc.tie_mass[t, k] = s * inv[k]
+            sc.tie_mass[t, k] = inv[k]
 
 
 @njit(**_INLINE)
@@ -238,9 +239,10 @@ def _w_columns(rx, ry, rz, q):
 
 @njit(**_OPTS)
 def cluster_apply(m, st, sc):
-    """Move every cluster rigidly by the impulses its ties took in the last length pass
-    (``sc.tie_dp``, then cleared): translation ``sum P / M``, turn ``I^-1 sum r x P``; then
-    :func:`snap_ties`.  Anchored clusters do not move."""
+    """Move every cluster's pose (centre ``sc.cluster_c``, rotation ``st.cluster_quat``)
+    rigidly by the impulses its ties took since the last call (``sc.tie_dp``, then cleared):
+    translation ``sum P / M``, turn ``I^-1 sum r x P``; then :func:`snap_ties`.  Anchored
+    clusters do not move.  The particles follow in :func:`cluster_commit`."""
     x = st.x
     for c in range(m.cluster_start.shape[0] - 1):
         px = py = pz = lx = ly = lz = 0.0
@@ -261,19 +263,14 @@ def cluster_apply(m, st, sc):
         if _held(c, m) or (px == 0.0 and py == 0.0 and pz == 0.0 and lx == 0.0 and ly == 0.0
                            and lz == 0.0):
             continue
-        a, b = m.cluster_start[c], m.cluster_start[c + 1]
         mt = 0.0
-        for i in range(a, b):
+        for i in range(m.cluster_start[c], m.cluster_start[c + 1]):
             mt += m.mass[i]
         tx, ty, tz = px / mt, py / mt, pz / mt
         q = sc.cluster_inv_inertia[c]
         ox, oy, oz = _sym_apply(q[0], q[1], q[2], q[3], q[4], q[5], lx, ly, lz)
         cx, cy, cz = sc.cluster_c[c, 0], sc.cluster_c[c, 1], sc.cluster_c[c, 2]
-        for i in range(a, b):
-            rx, ry, rz = _cross(ox, oy, oz, x[i, 0] - cx, x[i, 1] - cy, x[i, 2] - cz)
-            x[i, 0] += tx + rx
-            x[i, 1] += ty + ry
-            x[i, 2] += tz + rz
+        # the pose only: the particles follow once, in :func:`cluster_commit`
         sc.cluster_c[c, 0], sc.cluster_c[c, 1], sc.cluster_c[c, 2] = cx + tx, cy + ty, cz + tz
         # turn the rotation by the small rotation vector o
         w = math.sqrt(ox * ox + oy * oy + oz * oz)
@@ -292,6 +289,33 @@ def cluster_apply(m, st, sc):
 
 
 @njit(**_OPTS)
+def cluster_commit(m, st, sc):
+    """Move every cluster's particles rigidly from the pose saved in ``sc.cluster_c0``,
+    ``sc.cluster_q0`` to the current one (the turn ``R R0^T`` about the centre and the
+    centre's shift)."""
+    x, q = st.x, st.cluster_quat
+    for c in range(m.cluster_start.shape[0] - 1):
+        # the relative turn: q q0^-1 (unit quaternions)
+        aw, ax, ay, az = q[c, 0], q[c, 1], q[c, 2], q[c, 3]
+        bw, bx, by, bz = sc.cluster_q0[c, 0], -sc.cluster_q0[c, 1], -sc.cluster_q0[c, 2], \
+            -sc.cluster_q0[c, 3]
+        rw = aw * bw - ax * bx - ay * by - az * bz
+        rx = aw * bx + ax * bw + ay * bz - az * by
+        ry = aw * by - ax * bz + ay * bw + az * bx
+        rz = aw * bz + ax * by - ay * bx + az * bw
+        c0x, c0y, c0z = sc.cluster_c0[c, 0], sc.cluster_c0[c, 1], sc.cluster_c0[c, 2]
+        cx, cy, cz = sc.cluster_c[c, 0], sc.cluster_c[c, 1], sc.cluster_c[c, 2]
+        if rx == 0.0 and ry == 0.0 and rz == 0.0 and cx == c0x and cy == c0y and cz == c0z:
+            continue
+        for i in range(m.cluster_start[c], m.cluster_start[c + 1]):
+            if m.inv_mass[i] == 0.0:
+                continue
+            ux, uy, uz = quat_rotate(rw, rx, ry, rz, x[i, 0] - c0x, x[i, 1] - c0y,
+                                     x[i, 2] - c0z)
+            x[i, 0], x[i, 1], x[i, 2] = cx + ux, cy + uy, cz + uz
+
+
+@njit(**_OPTS)
 def length_all(m, st, sc, p):
     """Strain limiting of every chain with the Newton solver, tied ends coupled to their
     clusters (module docstring): chains whose residuals are met stop, chains with a tie run
@@ -305,22 +329,33 @@ def length_all(m, st, sc, p):
             if m.vertex_tie[i] >= 0:
                 tied = True
         sc.chain_flag[c] = 3.0 if tied else 1.0
+    for t in range(m.tie_vertex.shape[0]):
+        for r in range(3):
+            sc.tie_p[t, r] = 0.0
+            sc.tie_dp[t, r] = 0.0
+    for c in range(m.cluster_start.shape[0] - 1):
+        for r in range(3):
+            sc.cluster_c0[c, r] = sc.cluster_c[c, r]
+        for r in range(4):
+            sc.cluster_q0[c, r] = st.cluster_quat[c, r]
     tie_masses(m, st, sc)
-    for _ in range(p.length_iterations):
+    for it in range(p.length_iterations):
         going = False
-        for c in range(n_chains):
+        for k in range(n_chains):
+            c = k if it % 2 == 0 else n_chains - 1 - k      # symmetric sweeps
             f = sc.chain_flag[c]
             if f == 0.0:
                 continue
             a, b = st.chain_start[c], st.chain_start[c + 1] - 1
             step = newton_pass(a, b, m, st, sc, p.h, TOLERANCE if f == 2.0 else -1.0)
-            if f != 3.0:
+            if f == 3.0:
+                cluster_apply(m, st, sc)        # the next strand sees the clusters moved
+            else:
                 sc.chain_flag[c] = 0.0 if step == 0.0 else (2.0 if step == 1.0 else 1.0)
             going = going or step != 0.0
-        if m.tie_vertex.shape[0] > 0:
-            cluster_apply(m, st, sc)
         if not going:
             break
+    cluster_commit(m, st, sc)
 
 
 @njit(**_OPTS)
@@ -368,3 +403,47 @@ def tie_torques(m, st, sc):
         sc.cluster_torque[c, 0] += tau * dx / ln
         sc.cluster_torque[c, 1] += tau * dy / ln
         sc.cluster_torque[c, 2] += tau * dz / ln
+
+
+@njit(**_INLINE)
+def _root(g, i):
+    while g[i] != i:
+        g[i] = g[g[i]]
+        i = g[i]
+    return i
+
+
+@njit(**_OPTS)
+def tear_groups(m, st, sc, p):
+    """One tear per substep in every group of chains tied together through clusters (the
+    bridge's ropes and boards are one structure: the tension of the rest of it is gone with
+    the first rope that tears), where the stress is furthest past the rupture stress (the
+    candidates of ``tension_phase(..., defer=True)``).  Returns the number of segments torn."""
+    if not p.tearing:
+        return 0
+    n = p.n_chains
+    nc = m.cluster_start.shape[0] - 1
+    g = sc.group
+    for i in range(n + nc):
+        g[i] = i
+    for c in range(n):
+        for v in range(st.chain_start[c], st.chain_start[c + 1]):
+            t = m.vertex_tie[v]
+            if t >= 0:
+                ra, rb = _root(g, c), _root(g, n + m.tie_cluster[t])
+                if ra != rb:
+                    g[ra] = rb
+    torn = 0
+    for c in range(n):
+        if sc.tear_at[c] < 0:
+            continue
+        r = _root(g, c)
+        best = c
+        for d in range(n):
+            if sc.tear_at[d] >= 0 and _root(g, d) == r and sc.tear_ratio[d] > \
+                    sc.tear_ratio[best]:
+                best = d
+        if best == c:
+            tear(sc.tear_at[c], m, st)
+            torn += 1
+    return torn

@@ -36,6 +36,7 @@ from ..collision.point_contact import (
     find_point_pairs,
     find_point_segment_pairs,
     make_point_set,
+    point_contact_velocities,
     point_pair_normals,
     point_segment_normals,
     point_voxel_needed,
@@ -156,57 +157,67 @@ class ClusterContacts:
     particles of other clusters and with the strands' segments (capsules of
     :class:`SegmentContacts`), on a hashed grid of the cluster particles
     (:mod:`strandlab.collision.point_contact`).  A strand tied to a cluster does not touch it
-    within ``skip + 1`` segments of the tie (it is tied to its surface).  Buffers allocated
-    here; grown only when a search overflows."""
+    within ``skip + 1`` segments of the tie (it is tied to its surface).  The pushed pairs are
+    inelastic with Coulomb ``friction`` (:meth:`velocities`).  Buffers allocated here; grown
+    only when a search overflows."""
 
     def __init__(self, model: CSMModel, segs, *, margin: float | None = None,
-                 heavy: float = 3.0):
+                 heavy: float = 3.0, friction: float = 0.0):
         m = model.arrays
         pts = np.nonzero(m.vertex_cluster >= 0)[0].astype(np.int64)
         self.points = make_point_set(pts, m.vertex_radius[pts], m.vertex_cluster[pts],
                                      model.n_particles)
         self.segs = segs
-        skip_group = np.full(len(segs.a), -1, np.int64)
+        skip_group = np.full((len(segs.a), 2), -1, np.int64)
         for t in range(model.n_ties):
             e = int(m.tie_edge[t])
             s = int(segs.strand[e])
             k = int(segs.skip[s]) + 1 if segs.skip[s] >= 0 else 2
             lo, hi = int(model.strand_edge_start[s]), int(model.strand_edge_start[s + 1])
-            near = range(max(lo, e - k), min(hi, e + k + 1))
-            skip_group[list(near)] = m.tie_cluster[t]
+            col = 0 if m.tie_sign[t] < 0 else 1          # the strand's first end or its last
+            skip_group[max(lo, e - k):min(hi, e + k + 1), col] = m.tie_cluster[t]
         self.skip_group = skip_group
         r = max(self.points.max_radius, segs.max_radius)
         self.margin = 2.0 * r if margin is None else float(margin)
         self.heavy = float(heavy)
         self.grid = make_point_grid(len(pts), model.n_particles)
         n = len(pts)
-        self.pp = np.zeros((4 * n + 16, 2), np.int64)
-        self.pp_normals = np.zeros((len(self.pp), 3))
-        self.ps = np.zeros((4 * n + 16, 2), np.int64)
-        self.ps_normals = np.zeros((len(self.ps), 3))
+        self.friction = float(friction)
+        self._alloc_pp(4 * n + 16)
+        self._alloc_ps(4 * n + 16)
         self.n_pp = self.n_ps = 0
+
+    def _alloc_pp(self, k: int) -> None:
+        self.pp = np.zeros((k, 2), np.int64)
+        self.pp_normals = np.zeros((k, 3))
+        self.pp_lam = np.zeros(k)
+
+    def _alloc_ps(self, k: int) -> None:
+        self.ps = np.zeros((k, 2), np.int64)
+        self.ps_normals = np.zeros((k, 3))
+        self.ps_lam = np.zeros(k)
 
     def find(self, x: np.ndarray, x_ref: np.ndarray, torn: np.ndarray) -> int:
         """Pairs at positions ``x`` [V, 3] [m], normals at ``x_ref``; returns their count, or
         ``-1 - p`` for a particle ``p`` whose position is not finite."""
-        voxel = point_voxel_needed(x, self.points, self.segs, self.margin)
+        voxel = point_voxel_needed(x, self.points, self.segs, self.margin, torn)
         while True:
             n, bad = find_point_pairs(x, self.points, voxel, self.margin, self.grid, self.pp)
             if bad >= 0:
                 return -1 - int(bad)
             if n <= len(self.pp):
                 break
-            self.pp = np.zeros((2 * n, 2), np.int64)
-            self.pp_normals = np.zeros((2 * n, 3))
+            self._alloc_pp(2 * n)
         self.n_pp = n
         while True:
             k = find_point_segment_pairs(x, self.points, self.segs, self.skip_group, voxel,
                                          self.margin, self.grid, self.ps)
             if k <= len(self.ps):
                 break
-            self.ps = np.zeros((2 * k, 2), np.int64)
-            self.ps_normals = np.zeros((2 * k, 3))
+            self._alloc_ps(2 * k)
         self.n_ps = drop_torn_segments(self.ps, k, torn)
+        self.pp_lam[:self.n_pp] = 0.0
+        self.ps_lam[:self.n_ps] = 0.0
         point_pair_normals(x_ref, self.points, self.pp, self.n_pp, self.pp_normals)
         point_segment_normals(x_ref, self.points, self.segs, self.ps, self.n_ps,
                               self.ps_normals)
@@ -216,16 +227,24 @@ class ClusterContacts:
                 torn: np.ndarray, iterations: int) -> int:
         """``iterations`` sweeps over both kinds of pairs (segments torn since left out);
         returns the contacts projected in the last sweep."""
-        self.n_ps = drop_torn_segments(self.ps, self.n_ps, torn, self.ps_normals)
+        self.n_ps = drop_torn_segments(self.ps, self.n_ps, torn, self.ps_normals, self.ps_lam)
         return int(sweep_points(x, inv_mass, self.points, self.segs, self.pp, self.pp_normals,
-                                self.n_pp, self.ps, self.ps_normals, self.n_ps, weight,
-                                self.heavy, int(iterations)))
+                                self.pp_lam, self.n_pp, self.ps, self.ps_normals, self.ps_lam,
+                                self.n_ps, weight, self.heavy, int(iterations)))
+
+    def velocities(self, x: np.ndarray, v: np.ndarray, inv_mass: np.ndarray, h: float) -> None:
+        """The velocity pass of the pairs pushed in this substep of ``h`` [s]: inelastic,
+        with Coulomb friction (:func:`~strandlab.collision.point_contact.
+        point_contact_velocities`)."""
+        point_contact_velocities(x, v, inv_mass, self.points, self.segs, self.pp,
+                                 self.pp_normals, self.pp_lam, self.n_pp, self.ps,
+                                 self.ps_normals, self.ps_lam, self.n_ps, self.friction, h)
 
 
 @njit(cache=True, error_model="numpy")
-def drop_torn_segments(pairs, n, torn, normals=None):
+def drop_torn_segments(pairs, n, torn, normals=None, lam=None):
     """Remove the sphere-segment pairs of torn segments from ``pairs[:n]`` (and their rows
-    of ``normals``); returns the new count."""
+    of ``normals`` and ``lam``); returns the new count."""
     k = 0
     for q in range(n):
         if torn[pairs[q, 1]]:
@@ -235,18 +254,21 @@ def drop_torn_segments(pairs, n, torn, normals=None):
         if normals is not None:
             for r in range(3):
                 normals[k, r] = normals[q, r]
+        if lam is not None:
+            lam[k] = lam[q]
         k += 1
     return k
 
 
 @njit(cache=True, error_model="numpy")
-def sweep_points(x, inv_mass, points, segs, pp, pp_normals, n_pp, ps, ps_normals, n_ps,
-                 weight, heavy, iterations):
-    """``iterations`` sweeps over the sphere pairs and the sphere-capsule pairs; returns the
-    contacts projected in the last."""
+def sweep_points(x, inv_mass, points, segs, pp, pp_normals, pp_lam, n_pp, ps, ps_normals,
+                 ps_lam, n_ps, weight, heavy, iterations):
+    """``iterations`` sweeps over the sphere pairs and the sphere-capsule pairs (their pushes
+    added up in ``pp_lam``, ``ps_lam``); returns the contacts projected in the last."""
     c = 0
     for _ in range(iterations):
-        c = project_point_pairs(x, inv_mass, points, pp, n_pp, pp_normals, weight, heavy)
+        c = project_point_pairs(x, inv_mass, points, pp, n_pp, pp_normals, weight, heavy,
+                                pp_lam)
         c += project_point_segment_pairs(x, inv_mass, points, segs, ps, n_ps, ps_normals,
-                                         weight, heavy)
+                                         weight, heavy, ps_lam)
     return c

@@ -37,7 +37,8 @@ from .twist import average_twist, twist_forces, update_frames
 
 __all__ = ["step_chains", "step_chains_serial", "renumber_chains", "check_state",
            "PH_TWIST_FORCE", "PH_INTEGRATE", "PH_SHAPE", "PH_TENSION",
-           "PH_COLLIDE", "PH_VELOCITY", "PH_TWIST", "PH_MOTION", "PH_NO_LIMIT", "CHECK_OK",
+           "PH_COLLIDE", "PH_VELOCITY", "PH_TWIST", "PH_MOTION", "PH_NO_LIMIT",
+           "PH_DEFER_TEAR", "CHECK_OK",
            "CHECK_NONFINITE", "CHECK_STRAIN", "CHECK_SPEED"]
 
 PH_TWIST_FORCE = 1
@@ -49,6 +50,7 @@ PH_VELOCITY = 32
 PH_TWIST = 64
 PH_MOTION = 63          #: phases 1-6
 PH_NO_LIMIT = 128       #: with PH_TENSION: the strain limiting is done (with the clusters)
+PH_DEFER_TEAR = 256     #: with PH_TENSION: record the tear candidates, tear nothing
 
 #: Mass factor of held particles in shape matching: they set the fit of their regions (a
 #: clamp holds the orientation of the string's end instead of acting as a hinge).
@@ -231,7 +233,8 @@ def _step_chain(c, phases, m, st, sc, p):
         for _ in range(p.sm_iterations):
             shape_match(a, b, m, st, sc, p.alpha)
     if phases & PH_TENSION:
-        torn = tension_phase(a, b, m, st, sc, p, not (phases & PH_NO_LIMIT))
+        torn = tension_phase(a, b, m, st, sc, p, c, not (phases & PH_NO_LIMIT),
+                             (phases & PH_DEFER_TEAR) != 0)
     collide = m.collider_friction.shape[0] > 0
     if phases & PH_COLLIDE and collide:
         _collide(a, b, m, st, sc)

@@ -178,7 +178,9 @@ def _eliminate(a, b, m, st, sc, h):
             r2 -= sgn * lam * nz
         t = m.vertex_tie[k]
         if t >= 0 and free:
-            # a tied end is its cluster: the rigid-body mass at the tie point (split)
+            # a tied end is its cluster: the rigid-body mass at the tie point, and the
+            # momentum this strand gave it so far in place of M (x - x_free) (the other
+            # strands' pulls on the cluster are in the positions: Gauss-Seidel)
             tm = sc.tie_mass
             s00 += tm[t, 0] - mk
             s11 += tm[t, 3] - mk
@@ -186,10 +188,9 @@ def _eliminate(a, b, m, st, sc, h):
             s01 += tm[t, 1]
             s02 += tm[t, 2]
             s12 += tm[t, 4]
-            d0, d1, d2 = x[k, 0] - xf[k, 0], x[k, 1] - xf[k, 1], x[k, 2] - xf[k, 2]
-            r0 += mk * d0 - (tm[t, 0] * d0 + tm[t, 1] * d1 + tm[t, 2] * d2)
-            r1 += mk * d1 - (tm[t, 1] * d0 + tm[t, 3] * d1 + tm[t, 4] * d2)
-            r2 += mk * d2 - (tm[t, 2] * d0 + tm[t, 4] * d1 + tm[t, 5] * d2)
+            r0 += mk * (x[k, 0] - xf[k, 0]) - sc.tie_p[t, 0]
+            r1 += mk * (x[k, 1] - xf[k, 1]) - sc.tie_p[t, 1]
+            r2 += mk * (x[k, 2] - xf[k, 2]) - sc.tie_p[t, 2]
         if k > a and free:
             # Schur update from the previous block: S -= P Y_x + q Y_l, r -= P z_x + q z_l
             e = m.vertex_edge[k - 1]
@@ -325,12 +326,18 @@ def newton_pass(a, b, m, st, sc, h, tolerance):
     for k in range(a, b + 1):
         t = m.vertex_tie[k]
         if t >= 0 and w[k] > 0.0:
-            # the impulse this pass gave the tied cluster (its split mass times the move)
+            # the impulse this pass gave the tied cluster (its mass at the tie times the move)
             tm = sc.tie_mass
             d0, d1, d2 = step * sc.dx[k, 0], step * sc.dx[k, 1], step * sc.dx[k, 2]
-            sc.tie_dp[t, 0] += tm[t, 0] * d0 + tm[t, 1] * d1 + tm[t, 2] * d2
-            sc.tie_dp[t, 1] += tm[t, 1] * d0 + tm[t, 3] * d1 + tm[t, 4] * d2
-            sc.tie_dp[t, 2] += tm[t, 2] * d0 + tm[t, 4] * d1 + tm[t, 5] * d2
+            p0 = tm[t, 0] * d0 + tm[t, 1] * d1 + tm[t, 2] * d2
+            p1 = tm[t, 1] * d0 + tm[t, 3] * d1 + tm[t, 4] * d2
+            p2 = tm[t, 2] * d0 + tm[t, 4] * d1 + tm[t, 5] * d2
+            sc.tie_dp[t, 0] += p0
+            sc.tie_dp[t, 1] += p1
+            sc.tie_dp[t, 2] += p2
+            sc.tie_p[t, 0] += p0
+            sc.tie_p[t, 1] += p1
+            sc.tie_p[t, 2] += p2
     return step
 
 

@@ -66,7 +66,6 @@ class ModelArrays(NamedTuple):
     tie_local: np.ndarray          #: Tie point's rest offset from the cluster centre [m], [K, 3]
     tie_edge: np.ndarray           #: The tied end segment, int [K]
     tie_sign: np.ndarray           #: +1: the strand's last vertex is tied, -1: its first, [K]
-    tie_share: np.ndarray          #: 1 / (ties of its cluster): the mass split, [K]
     tie_twist_local: np.ndarray    #: Material direction of the tied segment, rest frame, [K, 3]
 
 
@@ -119,11 +118,17 @@ class Scratch(NamedTuple):
     drive_pos: np.ndarray          #: Targets of the held particles [m], [D, 3]
     twist_target: np.ndarray       #: Material direction of clamped segments (world), [T, 3]
     cluster_c: np.ndarray          #: Centre of each cluster [m], [C, 3]
+    cluster_c0: np.ndarray         #: Its centre before the strain limiting [m], [C, 3]
+    cluster_q0: np.ndarray         #: Its rotation then, [C, 4]
     cluster_inv_inertia: np.ndarray  #: Inverse inertia about it (xx, xy, xz, yy, yz, zz), [C, 6]
     cluster_torque: np.ndarray     #: Torque of the tied strands' twist [N m], [C, 3]
-    tie_mass: np.ndarray           #: Rigid-body mass of the cluster at each tie, split, [K, 6]
-    tie_dp: np.ndarray             #: Impulse of a length pass on each tie [kg m], [K, 3]
+    tie_mass: np.ndarray           #: Rigid-body mass of the cluster at each tie, [K, 6]
+    tie_dp: np.ndarray             #: Impulse on each tie not yet applied [kg m], [K, 3]
+    tie_p: np.ndarray              #: Impulse of each tie's strand in this substep [kg m], [K, 3]
     chain_flag: np.ndarray         #: Per chain: length passes done (0) or going on, [V]
+    tear_at: np.ndarray            #: Per chain: vertex of the segment to tear or -1, int [V]
+    tear_ratio: np.ndarray         #: Per chain: its stress over its rupture stress, [V]
+    group: np.ndarray              #: Union-find of chains and clusters, int [V + C]
 
 
 class StepParams(NamedTuple):

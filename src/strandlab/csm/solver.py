@@ -102,6 +102,8 @@ class CSMSettings:
         after time integration (None: twice the largest contact radius).
     contact_iterations : contact sweeps before shape matching (one more follows the strain
         limiting).
+    contact_friction : Coulomb coefficient of the contacts of cluster particles (with each
+        other and with segments); those contacts are inelastic.
     check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf, or
         exceeds ``max_strain`` or ``max_speed``.
     max_strain : largest allowed ``|e| / L_max - 1`` of an untorn segment (> 0), or None.
@@ -128,6 +130,7 @@ class CSMSettings:
     contact_search: int = 27
     contact_margin: float | None = None
     contact_iterations: int = 2
+    contact_friction: float = 0.5
     check_finite: bool = True
     max_strain: float | None = 0.5
     max_speed: float | None = 1e3
@@ -148,6 +151,7 @@ class CSMSettings:
         _check("contact_weight", self.contact_weight, lo=1.0)
         _check("contact_margin", self.contact_margin, lo=0.0, allow_none=True)
         _check("contact_iterations", self.contact_iterations, integer=True, lo=0)
+        _check("contact_friction", self.contact_friction, lo=0.0)
         if self.contact_search not in (7, 27) or isinstance(self.contact_search, bool):
             raise ValueError(f"contact_search must be 7 or 27 (voxels), got "
                              f"{self.contact_search!r}")
@@ -215,8 +219,11 @@ class CSMSolver:
             tw_goal=z(ne), tw_count=z(ne), depth=z(nv),
             normal=z((nv, 3)), mu=z(nv), drive_pos=np.array(m.drive_local),
             twist_target=np.vstack([m.twist_local, m.arrays.tie_twist_local]),
-            cluster_c=z((nc, 3)), cluster_inv_inertia=z((nc, 6)), cluster_torque=z((nc, 3)),
-            tie_mass=z((nk, 6)), tie_dp=z((nk, 3)), chain_flag=z(npt))
+            cluster_c=z((nc, 3)), cluster_c0=z((nc, 3)), cluster_q0=z((nc, 4)),
+            cluster_inv_inertia=z((nc, 6)), cluster_torque=z((nc, 3)),
+            tie_mass=z((nk, 6)), tie_dp=z((nk, 3)), tie_p=z((nk, 3)), chain_flag=z(npt),
+            tear_at=np.zeros(npt, np.int64), tear_ratio=z(npt),
+            group=np.zeros(npt + nc, np.int64))
         frames = self.scene.frames if self.scene is not None else ()
         self._moving = [f for f, fr in enumerate(frames) if getattr(fr.motion, "moves", True)]
         self._drive_rows = np.nonzero(m.drive_frame >= 0)[0]
@@ -233,7 +240,8 @@ class CSMSolver:
                 make_segment_set(np.zeros(0, np.int64), np.zeros(0, np.int64), 0.0,
                                  np.zeros(0, np.int64), npt)
             self.cluster_contacts = ClusterContacts(m, segs, margin=st.contact_margin,
-                                                    heavy=st.contact_weight)
+                                                    heavy=st.contact_weight,
+                                                    friction=st.contact_friction)
         self.n_contacts = 0
 
     # ------------------------------------------------------------------ protocol
@@ -441,10 +449,13 @@ class CSMSolver:
         CL.cluster_match(m, a, sc, p)
         CL.snap_ties(m, a, sc)
         CL.length_all(m, a, sc, p)
-        torn = run(K.PH_TENSION | K.PH_NO_LIMIT, m, a, sc, p)
+        run(K.PH_TENSION | K.PH_NO_LIMIT | K.PH_DEFER_TEAR, m, a, sc, p)
+        torn = CL.tear_groups(m, a, sc, p)
         self.n_contacts = sum(c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, 1) for c in sets)
         run(K.PH_COLLIDE | K.PH_VELOCITY, m, a, sc, p)
         CL.cluster_finish(m, a, sc, p)
+        if self.cluster_contacts is not None:
+            self.cluster_contacts.velocities(a.x, a.v, m.inv_mass, p.h)
         return torn
 
     def _find(self, contacts, s: CSMState) -> None:

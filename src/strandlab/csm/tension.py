@@ -43,6 +43,7 @@ from .model import TENSION_IMPULSE
 from .segment import compliance, natural_scale, segment_length, stress
 
 __all__ = ["natural_scale", "segment_length", "length_init", "strain_limit", "tension_phase",
+           "tear",
            "LENGTH_GAUSS_SEIDEL", "LENGTH_DIRECT", "LENGTH_NEWTON"]
 
 LENGTH_GAUSS_SEIDEL = 0
@@ -263,15 +264,18 @@ def _tension(i, m, st, sc, p):
 
 
 @njit(**_OPTS)
-def tension_phase(a, b, m, st, sc, p, limit=True):
-    """Phase 4 on chain ``a..b``: strain limiting (unless ``limit`` is false: done already,
-    with the clusters), then per segment the tension estimate
+def tension_phase(a, b, m, st, sc, p, chain, limit=True, defer=False):
+    """Phase 4 on chain ``a..b`` (number ``chain``): strain limiting (unless ``limit`` is
+    false: done already, with the clusters), then per segment the tension estimate
     (eq. 8) and its stress, plastic elongation past the yield stress, tearing past the
     rupture stress (one per chain and substep: the most overstressed); the stored tension
     ``st.tension`` (which sets the stress and the elastic part of the maximum length) follows
     the estimates at the rate ``tension_rate`` per substep, and while a segment is released
     (its estimate below ``RELEASED`` times the stored tension) the tension it lets go throws
-    its ends back (flicking).  Returns the number of segments torn."""
+    its ends back (flicking).  Returns the number of segments torn; the segment that tears or
+    would tear (``defer``: the caller chooses one per group of chains tied together) and its
+    stress over its rupture stress go to ``sc.tear_at[chain]`` (-1: none) and
+    ``sc.tear_ratio[chain]``."""
     if limit:
         strain_limit(a, b, m, st, sc, p.length_iterations, p.length_solver, p.h, p.warm)
     torn = 0
@@ -295,13 +299,24 @@ def tension_phase(a, b, m, st, sc, p, limit=True):
             # sigma / E comes back on unloading
             eps = (sigma - m.yield_stress[e]) * (1.0 / m.plastic_modulus[e] - 1.0 / m.young[e])
             st.plastic_strain[e] = max(st.plastic_strain[e], eps)
-        if p.tearing and sigma > worst * st.rupture[e]:
-            worst, at = sigma / st.rupture[e], i
-    if at >= 0:
+        # tearing: the stored stress and this substep's estimate both past the rupture stress
+        # (not one noisy estimate; not the stored tension of a piece already let go)
+        sigma_tear = stress(e, min(t, t_new), m, st)
+        if p.tearing and sigma_tear > worst * st.rupture[e]:
+            worst, at = sigma_tear / st.rupture[e], i
+    if at >= 0 and not defer:
         # one tear per chain and substep, where the stress is furthest past the rupture
         # stress: the tension of the rest of the chain is gone with it
-        e = m.vertex_edge[at]
-        st.torn[e] = True
-        st.tension[e] = 0.0
+        tear(at, m, st)
         torn = 1
+    sc.tear_at[chain] = at
+    sc.tear_ratio[chain] = worst
     return torn
+
+
+@njit(**_INLINE)
+def tear(i, m, st):
+    """Tear segment ``vertex_edge[i]``: its tension is gone."""
+    e = m.vertex_edge[i]
+    st.torn[e] = True
+    st.tension[e] = 0.0
