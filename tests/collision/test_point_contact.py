@@ -145,3 +145,18 @@ def test_velocity_pass_is_inelastic_with_coulomb_friction_and_keeps_momentum():
     point_contact_velocities(x, v, w, ps, segs, pp, normal, np.array([1e-3]), 1, none,
                              np.zeros((0, 3)), np.zeros(0), 0, 0.5, h)
     assert v[1, 2] == -0.3
+
+
+def test_velocity_pass_on_a_segment_stops_the_separation_at_the_closest_point():
+    # a sphere above a segment at 30 % of its length, pushed off it and leaving at 0.3 m/s
+    x = np.array([[0.006, 0.0, 0.012], [0.0, 0.0, 0.0], [0.02, 0.0, 0.0]])
+    ps = make_point_set(np.array([0]), 0.01, np.array([0]), 3)
+    segs = make_segment_set(np.array([1]), np.array([2]), 0.003, np.array([0]), 3)
+    w = np.array([1.0, 2.0, 0.5])
+    v = np.array([[0.0, 0.0, 0.3], [0.0, 0.0, -0.1], [0.0, 0.0, 0.0]])
+    p0 = (v / w[:, None]).sum(axis=0)
+    point_contact_velocities(x, v, w, ps, segs, np.zeros((0, 2), np.int64), np.zeros((0, 3)),
+                             np.zeros(0), 0, np.array([[0, 0]]), np.array([[0.0, 0.0, 1.0]]),
+                             np.array([1e-3]), 1, 0.5, 0.01)
+    assert abs(v[0, 2] - (0.7 * v[1, 2] + 0.3 * v[2, 2])) < 1e-12
+    assert np.abs((v / w[:, None]).sum(axis=0) - p0).max() < 1e-12
