@@ -102,9 +102,13 @@ def csm_bridge(*, boards: int = 7, pitch: float = 0.22, board_size=(0.16, 0.40, 
     [kg], ``board_size`` [m]) along a shallow arc of ``sag`` [m] between four posts, each
     board tied to the next by a short rope on either side (and the end boards to the posts);
     ``crates`` crates (``crate_mass`` [kg], cubes of ``crate_size`` [m]) fall from ``drop``
-    [m] above the middle boards.  The ropes (fibre, E = 1 GPa, r = 4 mm) tear at
-    ``rupture`` [Pa] (varied by 1e-4 along each, seeded): enough for the bridge alone, not
-    for the crates' impact."""
+    [m] above the middle of the bridge, ``crate_pitch`` board pitches apart (2: onto the
+    middles of the boards either side of the centre one; across a gap, two boards fold down
+    about their ropes and let a crate through).  The ropes (fibre, E = 1 GPa, r = 4 mm,
+    ``rope_segments`` segments between boards) tear at ``rupture`` [Pa] (varied by 1e-4 along
+    each, seeded): enough for the bridge alone, not for the crates' impact.  ``substeps``
+    and ``iterations`` (strain-limiting passes) are the solver's: the coupling of ropes and
+    boards needs small substeps (docs/csm.md, "Limits")."""
     b = SceneBuilder(gravity=(0.0, 0.0, -9.81))
     bx, by, bz = board_size
     half_span = 0.5 * (boards - 1) * pitch + 0.5 * bx + 0.08
@@ -158,18 +162,18 @@ def csm_bridge(*, boards: int = 7, pitch: float = 0.22, board_size=(0.16, 0.40, 
         b.add_mesh(v, t, mass=crate_mass, collide_radius=radius, name=f"crate {c}")
     params = dict(boards=boards, pitch=pitch, board_size=tuple(board_size),
                   board_mass=board_mass, sag=sag, height=height, crates=crates,
-                  crate_size=crate_size, crate_mass=crate_mass, drop=drop, rupture=rupture,
-                  rope_segments=rope_segments, spacing=spacing, substeps=substeps, seed=seed)
+                  crate_size=crate_size, crate_mass=crate_mass, drop=drop,
+                  crate_pitch=crate_pitch, rupture=rupture, rope_segments=rope_segments,
+                  iterations=iterations, spacing=spacing, substeps=substeps, seed=seed)
     settings = CSMSettings(substeps=substeps, seed=seed, damping=0.2, iterations=iterations)
     return _sim("csm_bridge", b.build(), settings, dt, frames,
                 "a hanging bridge of boards tied with ropes, torn by falling crates (chain "
                 "shape matching with rigid particle clusters, Fig. 9)", params)
 
 
-def csm_mobile(*, segments: int = 40, length: float = 0.5,
-                      size=(0.2, 0.04, 0.02), mass: float = 0.1, spin: float = 1.0,
-                      twist_stiffness: float = 2e-4, frames: int = 1200,
-                      dt: float = 0.01) -> Simulation:
+def csm_mobile(*, segments: int = 40, length: float = 0.5, size=(0.2, 0.04, 0.02),
+               mass: float = 0.1, spin: float = 1.0, twist_stiffness: float = 2e-4,
+               frames: int = 1200, dt: float = 0.01) -> Simulation:
     """Fig. 6c: a string (``length`` [m]) hangs from a clamp and holds a rigid object (a bar
     of ``size`` [m] and ``mass`` [kg], a cluster tied to the string's end) that a gust has set
     turning about the string at ``spin`` [rad/s].  Turning it twists the string, whose twist
