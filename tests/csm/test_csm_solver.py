@@ -43,6 +43,16 @@ def test_registered_and_settings_checked_by_name():
     ({"yield_stress": -1.0}, "'yield_stress' must be positive"),
     ({"plastic_modulus": 0.0}, "'plastic_modulus' must be positive"),
     ({"twist_stiffness": float("nan")}, "'twist_stiffness' must be positive"),
+    ({"twist_stiffness": float("inf")}, "'twist_stiffness' must be finite"),
+    ({"twist_stiffness": 0.0}, "'twist_stiffness' must be positive"),
+    ({"half_width": "wide"}, "'half_width' must be an integer, got 'wide'"),
+    ({"half_width": 2.5}, "'half_width' must be an integer"),
+    ({"rupture_stress": 0.0}, "'rupture_stress' must be positive"),
+    ({"rupture_stress": -1e6}, "'rupture_stress' must be positive"),
+    ({"rupture_stress": "strong"}, "'rupture_stress' must be a number"),
+    ({"young_stress": 1.0}, "unknown csm option 'young_stress'"),
+    ({"rupture_variation": -0.1}, "'rupture_variation' must be in"),
+    ({"rupture_variation": float("nan")}, "'rupture_variation' must be in"),
     ({"plastic_modulus": 2e8}, "'plastic_modulus'.*must be below Young's modulus"),
     ({"rupture_variation": 1.0}, "'rupture_variation' must be in"),
     ({"stiffness": 1.0}, "unknown csm option 'stiffness'"),
@@ -57,6 +67,23 @@ def test_non_finite_input_is_named():
     pts[4, 1] = np.nan
     with pytest.raises(ValueError, match="point 4 is not finite"):
         solver_for(pts)
+    with pytest.raises(ValueError, match="rest_points: point 3 is not finite"):
+        solver_for(LINE, rest_points=np.where(np.arange(11)[:, None] == 3, np.inf, LINE))
+    with pytest.raises(ValueError, match="strand 0: velocities must be finite"):
+        solver_for(LINE, velocities=np.where(np.arange(11)[:, None] == 3, np.inf, 0 * LINE))
+
+
+def test_non_positive_material_values_are_named():
+    for kw, match in (({"young_modulus": 0.0}, "young_modulus must be a positive"),
+                      ({"density": -1.0}, "density must be a positive"),
+                      ({"radius": 0.0}, "radius must be a positive")):
+        args = {"young_modulus": 1e8, "density": 1100.0, "radius": 0.002, **kw}
+        with pytest.raises(ValueError, match=match):
+            solver_for(LINE, material=sl.Material(**args))
+    with pytest.raises(ValueError, match="radius of vertex 3 must be positive"):
+        solver_for(LINE, radius=np.where(np.arange(11) == 3, 0.0, 0.002))
+    with pytest.raises(ValueError, match="points 4 and 5 coincide"):
+        solver_for(np.r_[LINE[:5], LINE[4:5], LINE[5:]])
     sol = solver_for(LINE)
     saved = sol.save_state(sol.state())
     saved["x"][3, 0] = np.inf
@@ -212,4 +239,4 @@ csm = {half_width = 3, rupture_stress = 5e7}
     f.write_text(bad)
     assert main(["run", str(f), "--out", str(tmp_path / "r"), "--quiet"]) != 0
     assert "alpha must be a number > 0 and <= 1, got 2.0" in capsys.readouterr().err
-    assert dataclasses.asdict(CSMSettings())["length_solver"] == "direct"
+    assert dataclasses.asdict(CSMSettings())["length_solver"] == "newton"

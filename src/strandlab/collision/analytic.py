@@ -15,7 +15,7 @@ from numba import njit
 __all__ = ["collider_gap", "n_colliders", "collide_point", "contact_friction"]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _push(p, x, nx, ny, nz, depth, mu, contact_depth, contact_normal, contact_mu):
     x[p, 0] += depth * nx
     x[p, 1] += depth * ny
@@ -27,7 +27,7 @@ def _push(p, x, nx, ny, nz, depth, mu, contact_depth, contact_normal, contact_mu
     contact_mu[p] = mu
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def collider_gap(k, px, py, pz, planes, spheres, capsules):
     """Distance [m] of the point ``(px, py, pz)`` from the surface of collider ``k`` (planes
     first, then spheres, then capsules; negative inside), the outward unit normal ``n`` there,
@@ -77,13 +77,13 @@ def collider_gap(k, px, py, pz, planes, spheres, capsules):
     return ln - capsules[c, 6], dx / ln, dy / ln, dz / ln, 1.0 / ln, ux, uy, uz
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def n_colliders(planes, spheres, capsules):
     """Number of colliders (planes, spheres and capsules together)."""
     return planes.shape[0] + spheres.shape[0] + capsules.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def collide_point(p, x, rad, planes, spheres, capsules, friction, contact_depth, contact_normal,
                    contact_mu):
     """Push point ``p`` (a sphere of radius ``rad``) out of every collider it penetrates."""
@@ -95,7 +95,7 @@ def collide_point(p, x, rad, planes, spheres, capsules, friction, contact_depth,
             _push(p, x, nx, ny, nz, -d, friction[k], contact_depth, contact_normal, contact_mu)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def contact_friction(p, v, depth, normal, mu, dt):
     """Coulomb-like friction on the velocity ``v[p]`` [m/s] of a point pushed by ``depth[p]`` [m]
     along ``normal[p]`` during a step of ``dt`` [s]: the tangential velocity loses up to

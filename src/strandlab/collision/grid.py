@@ -227,10 +227,11 @@ def _pairs_of(x, segs, grid, i, j, full, v2, margin, pairs_out, n):
                 continue
             for v in range(2):
                 sj = segs.point_segs[q, v]
-                if sj <= si or not _reported_by(x, segs, grid.point_cell, p, q, si, sj, full,
-                                                v2):
+                # the integer exclusion first: most candidates are neighbours along a strand
+                if sj <= si or pair_excluded(segs, si, sj):
                     continue
-                if pair_excluded(segs, si, sj) or _far_apart(x, segs, si, sj, margin):
+                if not _reported_by(x, segs, grid.point_cell, p, q, si, sj, full, v2) or \
+                        _far_apart(x, segs, si, sj, margin):
                     continue
                 dist, contact = pair_gap(x, segs, si, sj)[5:7]
                 if dist < contact + margin:

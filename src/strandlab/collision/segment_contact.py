@@ -24,6 +24,7 @@ matching, so that shape matching barely undoes the contact); solvers that do not
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +33,8 @@ from numba import njit
 from .self_contact import capsule_gap, push_capsule_pair
 
 __all__ = ["SegmentSet", "make_segment_set", "chain_segments", "default_skip", "pair_excluded",
-           "pair_gap", "project_pairs", "reset_mass_scale", "brute_force_pairs", "HEAVY"]
+           "pair_gap", "project_pairs", "pair_normals", "project_pairs_along",
+           "reset_mass_scale", "brute_force_pairs", "HEAVY"]
 
 #: Mass factor of colliding particles during shape matching (section 6 of the paper).
 HEAVY = 3.0
@@ -234,6 +236,75 @@ def project_pairs(x, w, segs, pairs, n_pairs, mass_scale, heavy):
             _mark_heavy(mass_scale, c, heavy)
             _mark_heavy(mass_scale, d, heavy)
     return n
+
+
+@njit(cache=True, _nrt=False)
+def pair_normals(x_ref, segs, pairs, n_pairs, normals_out):
+    """The separating direction of each pair ``pairs[:n_pairs]`` at reference positions
+    ``x_ref`` [P, 3] [m] (where the capsules did not yet pass through each other: the start of
+    a step) into ``normals_out`` [K, 3]: the unit vector from the closest point ``q(t)`` of the
+    second segment to ``p(s)`` of the first; where the centre lines touch, the unit normal
+    ``d_i x d_j`` of the two directions (sign of ``p - q``), or zero where that is undefined
+    too (parallel segments touching: the pair is then left alone)."""
+    for k in range(n_pairs):
+        i = pairs[k, 0]
+        j = pairs[k, 1]
+        s, t, px, py, pz, dist, contact = pair_gap(x_ref, segs, i, j)
+        a, b, c, d = segs.a[i], segs.b[i], segs.a[j], segs.b[j]
+        ux, uy, uz = x_ref[b, 0] - x_ref[a, 0], x_ref[b, 1] - x_ref[a, 1], x_ref[b, 2] - x_ref[a, 2]
+        vx, vy, vz = x_ref[d, 0] - x_ref[c, 0], x_ref[d, 1] - x_ref[c, 1], x_ref[d, 2] - x_ref[c, 2]
+        scale = math.sqrt(ux * ux + uy * uy + uz * uz) + math.sqrt(vx * vx + vy * vy + vz * vz)
+        if dist > 1e-9 * scale:
+            normals_out[k, 0], normals_out[k, 1], normals_out[k, 2] = px / dist, py / dist, \
+                pz / dist
+            continue
+        nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+        nn = math.sqrt(nx * nx + ny * ny + nz * nz)
+        if nn <= 1e-12 * scale * scale:
+            nx = ny = nz = 0.0
+        else:
+            sg = 1.0 if nx * px + ny * py + nz * pz >= 0.0 else -1.0
+            nx, ny, nz = sg * nx / nn, sg * ny / nn, sg * nz / nn
+        normals_out[k, 0], normals_out[k, 1], normals_out[k, 2] = nx, ny, nz
+
+
+@njit(cache=True, _nrt=False)
+def project_pairs_along(x, w, segs, pairs, n_pairs, normals, mass_scale, heavy):
+    """As :func:`project_pairs`, but each pair keeps the side it had when ``normals`` were
+    taken (:func:`pair_normals`): the constraint is ``n . (p(s) - q(t)) >= r_i + r_j`` with the
+    closest points ``s``, ``t`` of the current positions and the fixed unit ``n``, so a pair
+    that moved through each other within the step is pushed back to its own side, not on
+    through.  The displacement ``lambda n`` is split as in :func:`project_pairs` (linear
+    momentum kept; angular momentum too where ``n`` is along ``p - q``).  Returns the number
+    of contacts projected."""
+    count = 0
+    for k in range(n_pairs):
+        nx, ny, nz = normals[k, 0], normals[k, 1], normals[k, 2]
+        if nx == 0.0 and ny == 0.0 and nz == 0.0:
+            continue
+        i = pairs[k, 0]
+        j = pairs[k, 1]
+        s, t, px, py, pz, dist, contact = pair_gap(x, segs, i, j)
+        gap = nx * px + ny * py + nz * pz
+        if gap >= contact:
+            continue
+        a, b, c, d = segs.a[i], segs.b[i], segs.a[j], segs.b[j]
+        wsum = (1 - s) * (1 - s) * w[a] + s * s * w[b] + (1 - t) * (1 - t) * w[c] + t * t * w[d]
+        if wsum <= 0.0:
+            continue
+        lam = (contact - gap) / wsum
+        for r in range(3):
+            nr = nx if r == 0 else (ny if r == 1 else nz)
+            x[a, r] += lam * (1 - s) * w[a] * nr
+            x[b, r] += lam * s * w[b] * nr
+            x[c, r] -= lam * (1 - t) * w[c] * nr
+            x[d, r] -= lam * t * w[d] * nr
+        count += 1
+        _mark_heavy(mass_scale, a, heavy)
+        _mark_heavy(mass_scale, b, heavy)
+        _mark_heavy(mass_scale, c, heavy)
+        _mark_heavy(mass_scale, d, heavy)
+    return count
 
 
 @njit(cache=True, _nrt=False)

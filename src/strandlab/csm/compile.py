@@ -25,6 +25,7 @@ import numpy as np
 from ..geometry.transport import edge_tangents, material_directions, twist_free_directions
 from ..sim.scene import Scene, UnsupportedFeature, options_of
 from ..sim.validate import check_memory
+from .cluster_model import compile_clusters
 from .model import CSMModel, ModelArrays
 
 __all__ = ["compile_scene", "CSM_STRAND_OPTIONS", "DEFAULT_HALF_WIDTH"]
@@ -54,9 +55,14 @@ def _half_width(name, value, n_edges, label, per_edge=False):
     flat = a.reshape(-1)
     for k, w in enumerate(flat):
         where = f" (segment {k})" if a.ndim else ""
-        if isinstance(w, (bool, np.bool_)) or not float(w).is_integer():
+        try:
+            whole = not isinstance(w, (bool, np.bool_)) and float(w).is_integer()
+        except (TypeError, ValueError):
+            whole = False
+        if not whole:
+            shown = w.item() if isinstance(w, np.generic) else w
             raise ValueError(f"{label}: csm option {name!r}{where} must be an integer, got "
-                             f"{w!r}")
+                             f"{shown!r}")
         if w < 1:
             raise ValueError(f"{label}: csm option {name!r}{where} = {int(w)} is below 1")
         if w > n_edges:
@@ -66,8 +72,9 @@ def _half_width(name, value, n_edges, label, per_edge=False):
         flat.astype(np.int64)
 
 
-def _stress(name, opts, default, label):
-    """A positive stress or modulus option [Pa] (``default`` when absent)."""
+def _stress(name, opts, default, label, finite=False):
+    """A positive stress or modulus option [Pa] (``default`` when absent); infinite (never)
+    unless ``finite``."""
     if name not in opts:
         return default
     v = opts[name]
@@ -77,6 +84,8 @@ def _stress(name, opts, default, label):
         raise ValueError(f"{label}: csm option {name!r} must be a number, got {v!r}") from None
     if not (f > 0.0) or math.isnan(f):
         raise ValueError(f"{label}: csm option {name!r} must be positive, got {v!r}")
+    if finite and math.isinf(f):
+        raise ValueError(f"{label}: csm option {name!r} must be finite, got {v!r}")
     return f
 
 
@@ -85,7 +94,7 @@ def _material(opts, st, label):
     e = float(st.material.young_modulus)
     rs = _stress("rupture_stress", opts, math.inf, label)
     ys = _stress("yield_stress", opts, rs, label)   # default: brittle, no plastic range
-    ep = _stress("plastic_modulus", opts, 0.1 * e, label)
+    ep = _stress("plastic_modulus", opts, 0.1 * e, label, finite=True)
     if rs < ys:
         raise ValueError(f"{label}: csm option 'rupture_stress' ({rs:g} Pa) is below "
                          f"'yield_stress' ({ys:g} Pa)")
@@ -104,7 +113,20 @@ def _material(opts, st, label):
 
 
 def _unsupported(scene: Scene) -> None:
-    scene.require_rods_only("csm")
+    """Meshes (clusters) and triangle attachments (ties) are modelled; rigid bodies, body
+    attachments, sliding ends, closed strands and simplicial meshes are not."""
+    scene.require_no_simplicial("csm")
+    if scene.bodies:
+        raise UnsupportedFeature("solver 'csm' has no rigid bodies (body 0); a rigid object is "
+                                 "a triangle mesh of compliance 0 (a shape-matched cluster)")
+    if scene.body_attachments:
+        a = scene.body_attachments[0]
+        raise UnsupportedFeature(f"solver 'csm' cannot attach strand {a.strand} to a rigid "
+                                 "body")
+    for a in scene.frame_attachments:
+        if a.slide_axis is not None:
+            raise UnsupportedFeature(f"solver 'csm' cannot let the end of strand {a.strand} "
+                                     "slide along an axis (slide_axis)")
     for s, st in enumerate(scene.strands):
         if st.closed:
             raise UnsupportedFeature(f"solver 'csm' has no closed strands ({st.name}, strand "
@@ -163,7 +185,7 @@ def _strand(s, st, scene, ar: _Arrays) -> None:
     scale = np.ones(n) if mat.is_rectangular else st.radius / float(mat.radius)
     beta = mat.shear * mat.torsion_constant * scale ** 4
     if "twist_stiffness" in opts:
-        beta = np.full(n, _stress("twist_stiffness", opts, 0.0, label))
+        beta = np.full(n, _stress("twist_stiffness", opts, 0.0, label, finite=True))
     ar.beta[vs] = beta
     ar.radius[vs] = st.radius
     if st.friction is not None:
@@ -239,8 +261,9 @@ def compile_scene(scene: Scene) -> CSMModel:
 
     ValueError naming the strand and the option or vertex for bad input (half-widths below 1 or
     longer than the string, rupture below yield, non-positive stresses or moduli, non-finite
-    positions); :class:`~strandlab.sim.scene.UnsupportedFeature` for closed strands, meshes,
-    rigid bodies and sliding ends.
+    positions); :class:`~strandlab.sim.scene.UnsupportedFeature` for closed strands, rigid
+    bodies, sliding ends and simplicial meshes.  Triangle meshes are shape-matched clusters and
+    triangle attachments ties (:mod:`.cluster_model`).
     """
     if not isinstance(scene, Scene):
         raise TypeError(f"expected a strandlab Scene, got {type(scene).__name__}")
@@ -250,6 +273,9 @@ def compile_scene(scene: Scene) -> CSMModel:
         _check_points(s, st)
         _strand(s, st, scene, ar)
     dr = _drives(scene, ar)
+    cl = compile_clusters(scene, ar, dr)
+    dr.update({k: cl.pop(k) for k in ("vertex_drive", "drive_vertex", "drive_frame",
+                                      "drive_local", "edge_drive")})
     inv_mass = np.where(dr["vertex_drive"] >= 0, 0.0, 1.0 / ar.mass)
     planes, spheres, capsules, friction = scene.collider_arrays("csm")
     arrays = ModelArrays(
@@ -259,7 +285,7 @@ def compile_scene(scene: Scene) -> CSMModel:
         rest_edge=ar.rest_edge, rest_length=ar.rest_length, edge_mass=ar.edge_mass,
         area0=ar.area0, young=ar.young, plastic_modulus=ar.plastic, yield_stress=ar.yield_,
         twist_half_width=ar.tw_w, rest_theta=ar.rest_theta, edge_drive=dr["edge_drive"],
-        planes=planes, spheres=spheres, capsules=capsules, collider_friction=friction)
+        planes=planes, spheres=spheres, capsules=capsules, collider_friction=friction, **cl)
     loads = np.array([int(scene.strand_vertex_offsets[ld.strand]) + ld.vertex
                       for ld in scene.loads], dtype=np.int64)
     return CSMModel(

@@ -37,7 +37,8 @@ from .twist import average_twist, twist_forces, update_frames
 
 __all__ = ["step_chains", "step_chains_serial", "renumber_chains", "check_state",
            "PH_TWIST_FORCE", "PH_INTEGRATE", "PH_SHAPE", "PH_TENSION",
-           "PH_COLLIDE", "PH_VELOCITY", "PH_TWIST", "PH_MOTION", "CHECK_OK",
+           "PH_COLLIDE", "PH_VELOCITY", "PH_TWIST", "PH_MOTION", "PH_NO_LIMIT",
+           "PH_DEFER_TEAR", "CHECK_OK",
            "CHECK_NONFINITE", "CHECK_STRAIN", "CHECK_SPEED"]
 
 PH_TWIST_FORCE = 1
@@ -48,6 +49,8 @@ PH_COLLIDE = 16
 PH_VELOCITY = 32
 PH_TWIST = 64
 PH_MOTION = 63          #: phases 1-6
+PH_NO_LIMIT = 128       #: with PH_TENSION: the strain limiting is done (with the clusters)
+PH_DEFER_TEAR = 256     #: with PH_TENSION: record the tear candidates, tear nothing
 
 #: Mass factor of held particles in shape matching: they set the fit of their regions (a
 #: clamp holds the orientation of the string's end instead of acting as a hinge).
@@ -59,11 +62,14 @@ CHECK_STRAIN = 2
 CHECK_SPEED = 3
 
 _OPTS = {"cache": True, "error_model": "numpy"}
+#: Per-element helpers are inlined into the phases: a call that is not inlined passes (and
+#: reference-counts) every array of the model, state and scratch groups.
+_INLINE = {"cache": True, "error_model": "numpy", "inline": "always"}
 
 
 # ------------------------------------------------------------------------------- helpers
 # ------------------------------------------------------------------------------- phases
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _integrate(a, b, m, st, sc, p):
     """Phase 2: explicit velocities and unconstrained positions of chain ``a..b``."""
     x, v = st.x, st.v
@@ -85,7 +91,7 @@ def _integrate(a, b, m, st, sc, p):
             x[i, r] += h * v[i, r]
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _advance(i, m, sc, px, py, pz):
     """Rest coordinates of particle ``i + 1`` from those of ``i``: its segment's rest vector
     scaled by :func:`natural_scale` (``sc.scale``, set once per pass)."""
@@ -94,7 +100,7 @@ def _advance(i, m, sc, px, py, pz):
     return px + s * m.rest_edge[e, 0], py + s * m.rest_edge[e, 1], pz + s * m.rest_edge[e, 2]
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _region_sums(lo, hi, m, st, sc):
     """Mass, centre and rest centre (rest coordinates counted from the region's first particle)
     of the region ``lo..hi``."""
@@ -117,7 +123,7 @@ def _region_sums(lo, hi, m, st, sc):
     return mt, cx / mt, cy / mt, cz / mt, rx / mt, ry / mt, rz / mt
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _match_region(k, lo, hi, m, st, sc):
     """Goal positions of region ``k`` (particles ``lo..hi``) added to ``sc.goal``."""
     x = st.x
@@ -162,8 +168,8 @@ def shape_match(a, b, m, st, sc, alpha):
         sc.scale[e] = natural_scale(e, m, st)
     for i in range(a, b + 1):
         sc.count[i] = 0.0
-        sc.sm_mass[i] = m.mass[i] * sc.sm_weight[i] * (HELD_WEIGHT if m.inv_mass[i] == 0.0
-                                                       else 1.0)
+        held = m.inv_mass[i] == 0.0 or m.vertex_tie[i] >= 0   # a tie holds like a clamp
+        sc.sm_mass[i] = m.mass[i] * sc.sm_weight[i] * (HELD_WEIGHT if held else 1.0)
         sc.goal[i, 0] = 0.0
         sc.goal[i, 1] = 0.0
         sc.goal[i, 2] = 0.0
@@ -176,13 +182,13 @@ def shape_match(a, b, m, st, sc, alpha):
         _match_region(k, max(a, k - w), min(b, k + w), m, st, sc)
     x = st.x
     for i in range(a, b + 1):
-        if m.inv_mass[i] > 0.0:
+        if m.inv_mass[i] > 0.0 and m.vertex_tie[i] < 0:
             c = 1.0 / sc.count[i]
             for r in range(3):
                 x[i, r] += alpha * (sc.goal[i, r] * c - x[i, r])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _collide(a, b, m, st, sc):
     """Phase 5: free particles of chain ``a..b`` pushed out of the colliders."""
     for i in range(a, b + 1):
@@ -196,7 +202,7 @@ def _collide(a, b, m, st, sc):
             sc.mu[i] = math.sqrt(f * sc.mu[i])
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _velocity(a, b, m, st, sc, p, collide):
     """Phase 6: velocities from the displacement, the rebound, and contact friction."""
     x, v = st.x, st.v
@@ -227,7 +233,8 @@ def _step_chain(c, phases, m, st, sc, p):
         for _ in range(p.sm_iterations):
             shape_match(a, b, m, st, sc, p.alpha)
     if phases & PH_TENSION:
-        torn = tension_phase(a, b, m, st, sc, p)
+        torn = tension_phase(a, b, m, st, sc, p, c, not (phases & PH_NO_LIMIT),
+                             (phases & PH_DEFER_TEAR) != 0)
     collide = m.collider_friction.shape[0] > 0
     if phases & PH_COLLIDE and collide:
         _collide(a, b, m, st, sc)

@@ -2,16 +2,19 @@
 argument groups of its kernels.
 
 Layout: the strand vertices of the scene, concatenated strand after strand
-(``strand_vertex_start``), are the particles; the scene's edges (``strand_edge_start``) are the
-segments; edge ``vertex_edge[v]`` joins vertex ``v`` to ``v + 1`` (-1 after a strand's last
-vertex).  A *chain* is a run of vertices joined by segments that are not torn: at the start
-every strand is one chain; a tear splits a chain into two, which the kernels step as two
-independent strings (``chain_start``, ``chain_strand`` in the state).
+(``strand_vertex_start``), are the first particles, then the vertices of the scene's meshes,
+each mesh a shape-matched cluster (``cluster_start``; :mod:`.cluster_model`); the scene's edges
+(``strand_edge_start``) are the segments; edge ``vertex_edge[v]`` joins vertex ``v`` to
+``v + 1`` (-1 after a strand's last vertex and for cluster particles).  A *chain* is a run of
+vertices joined by segments that are not torn: at the start every strand is one chain; a tear
+splits a chain into two, which the kernels step as two independent strings (``chain_start``,
+``chain_strand`` in the state).
 
 Kernels read ``model`` (:class:`ModelArrays`, constant), ``params`` (:class:`StepParams`, this
 substep's scalars), read and write ``state`` (:class:`StateArrays`) in place and use
-``scratch`` (:class:`Scratch`, solver-owned work memory).  Shapes: ``V`` vertices, ``E``
-edges, ``D`` driven vertices, ``T`` driven (clamped) twist angles.
+``scratch`` (:class:`Scratch`, solver-owned work memory).  Shapes: ``V`` particles (strand
+vertices and cluster particles), ``E`` edges, ``D`` driven particles, ``T`` driven (clamped)
+twist angles (frames' then ties'), ``C`` clusters, ``K`` ties.
 """
 from __future__ import annotations
 
@@ -53,6 +56,17 @@ class ModelArrays(NamedTuple):
     spheres: np.ndarray            #: (centre, radius), [N_sphere, 4]
     capsules: np.ndarray           #: (a, b, radius), [N_capsule, 7]
     collider_friction: np.ndarray  #: Per collider (planes, spheres, capsules)
+    cluster_start: np.ndarray      #: First particle of each cluster, then V, int [C + 1]
+    cluster_rest: np.ndarray       #: Rest offset of a cluster particle from its centre [m], [V, 3]
+    cluster_compliance: np.ndarray  #: Compliance of each cluster [m/N] (0: rigid), [C]
+    vertex_cluster: np.ndarray     #: Cluster of each particle or -1, int [V]
+    vertex_tie: np.ndarray         #: Tie of a strand vertex or -1, int [V]
+    tie_vertex: np.ndarray         #: Strand vertex of each tie, int [K]
+    tie_cluster: np.ndarray        #: Cluster it is tied to, int [K]
+    tie_local: np.ndarray          #: Tie point's rest offset from the cluster centre [m], [K, 3]
+    tie_edge: np.ndarray           #: The tied end segment, int [K]
+    tie_sign: np.ndarray           #: +1: the strand's last vertex is tied, -1: its first, [K]
+    tie_twist_local: np.ndarray    #: Material direction of the tied segment, rest frame, [K, 3]
 
 
 class StateArrays(NamedTuple):
@@ -69,6 +83,7 @@ class StateArrays(NamedTuple):
     rupture: np.ndarray            #: Rupture stress of each segment [Pa], [E]
     chain_start: np.ndarray        #: First vertex of each chain, then V, int [V + 1]
     chain_strand: np.ndarray       #: Strand of each chain, int [V]
+    cluster_quat: np.ndarray       #: Rotation of each cluster from its rest shape, [C, 4]
 
 
 class Scratch(NamedTuple):
@@ -85,8 +100,11 @@ class Scratch(NamedTuple):
     k_twist: np.ndarray            #: Stiffness estimate of the twisting force [N/m], [V]
     f_load: np.ndarray             #: Point loads [N], [V, 3]
     dv: np.ndarray                 #: Rebound (flicking) velocity change [m/s], [V, 3]
-    correction: np.ndarray         #: Length correction of each segment's constraint [m], [E]
-    lam: np.ndarray                #: Multipliers of the direct length solve [m kg], [E]
+    lam: np.ndarray                #: Multipliers of one length pass [m kg], [E]
+    lam_total: np.ndarray          #: Length multipliers (tension h^2) [m kg], [E]
+    seg_len: np.ndarray            #: Segment lengths of a Newton length pass [m], [E]
+    dx: np.ndarray                 #: Position changes of a Newton length pass [m], [V, 3]
+    kkt: np.ndarray                #: Eliminated blocks of a Newton length pass, [V, 16]
     tri_c: np.ndarray              #: Modified upper diagonal of the direct solve, [E]
     tri_d: np.ndarray              #: Modified right-hand side of the direct solve, [E]
     dirs: np.ndarray               #: Segment directions of the direct solve, [E, 3]
@@ -99,6 +117,18 @@ class Scratch(NamedTuple):
     mu: np.ndarray                 #: Contact friction, [V]
     drive_pos: np.ndarray          #: Targets of the held particles [m], [D, 3]
     twist_target: np.ndarray       #: Material direction of clamped segments (world), [T, 3]
+    cluster_c: np.ndarray          #: Centre of each cluster [m], [C, 3]
+    cluster_c0: np.ndarray         #: Its centre before the strain limiting [m], [C, 3]
+    cluster_q0: np.ndarray         #: Its rotation then, [C, 4]
+    cluster_inv_inertia: np.ndarray  #: Inverse inertia about it (xx, xy, xz, yy, yz, zz), [C, 6]
+    cluster_torque: np.ndarray     #: Torque of the tied strands' twist [N m], [C, 3]
+    tie_mass: np.ndarray           #: Rigid-body mass of the cluster at each tie, [K, 6]
+    tie_dp: np.ndarray             #: Impulse on each tie not yet applied [kg m], [K, 3]
+    tie_p: np.ndarray              #: Impulse of each tie's strand in this substep [kg m], [K, 3]
+    chain_flag: np.ndarray         #: Per chain: length passes done (0) or going on, [V]
+    tear_at: np.ndarray            #: Per chain: vertex of the segment to tear or -1, int [V]
+    tear_ratio: np.ndarray         #: Per chain: its stress over its rupture stress, [V]
+    group: np.ndarray              #: Union-find of chains and clusters, int [V + C]
 
 
 class StepParams(NamedTuple):
@@ -114,6 +144,7 @@ class StepParams(NamedTuple):
     tension_mode: int              #: TENSION_IMPULSE or TENSION_LENGTH
     tension_scale: float           #: k_stiff / (mu / h^2)
     tension_rate: float            #: Fraction of the way the stored tension follows a substep
+    warm: float                    #: Warm start of the Newton length solve: 1 / tension_scale
     flicking: bool                 #: Rebound from released tension
     flick_scale: float             #: Factor on the rebound velocity
     plasticity: bool               #: Plastic elongation past the yield stress
@@ -131,7 +162,7 @@ class CSMModel:
     arrays: ModelArrays
     strand_vertex_start: np.ndarray  #: [S + 1]
     strand_edge_start: np.ndarray    #: [S + 1]
-    x0: np.ndarray                   #: Initial positions [m], [V, 3]
+    x0: np.ndarray                   #: Initial positions [m], [V, 3] (all particles)
     v0: np.ndarray                   #: Initial velocities [m/s], [V, 3]
     theta0: np.ndarray               #: Initial twist angles [rad], [E]
     u0: np.ndarray                   #: Initial twist-free directions, [E, 3]
@@ -161,7 +192,21 @@ class CSMModel:
 
     @property
     def n_vertices(self) -> int:
+        """Strand vertices (the scene's vertices)."""
         return int(self.strand_vertex_start[-1])
+
+    @property
+    def n_particles(self) -> int:
+        """Strand vertices and cluster particles."""
+        return int(self.arrays.mass.shape[0])
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.arrays.cluster_start.shape[0] - 1)
+
+    @property
+    def n_ties(self) -> int:
+        return int(self.arrays.tie_vertex.shape[0])
 
     @property
     def n_edges(self) -> int:

@@ -37,6 +37,11 @@ REGULARISATION = 1e-6
 MAX_TURN = 0.5
 #: Stop when the rotation update [rad] falls below this.
 ROTATION_TOLERANCE = 1e-10
+#: Stop after taking an update [rad] below this (quadratic convergence: the next would be of
+#: the order of its square).
+FINAL_TURN = 1e-5
+#: Below this turn [rad] the update's sine and cosine are their Taylor polynomials.
+SMALL_TURN = 1e-2
 
 _OPTS = {"cache": True, "inline": "always", "error_model": "numpy"}
 
@@ -62,11 +67,17 @@ def _newton_step(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz):
     Hessian ``H = trace(M) I - sym(M)``; the Newton step ``H^-1 g`` (regularised by
     ``REGULARISATION trace(M)``: a straight region's spin is undetermined, and ``g`` has no
     part along it)
-    is taken where ``H`` is positive definite, else the gradient step ``g / |trace(M)|``.
+    is taken where ``H`` is positive definite, else that of ``H`` shifted by the Gershgorin
+    bound of its smallest eigenvalue (a Levenberg-Marquardt step: positive definite, so it
+    still ascends, and Newton's again once near the optimum).
     """
-    r0x, r0y, r0z = quat_rotate(qw, qx, qy, qz, 1.0, 0.0, 0.0)
-    r1x, r1y, r1z = quat_rotate(qw, qx, qy, qz, 0.0, 1.0, 0.0)
-    r2x, r2y, r2z = quat_rotate(qw, qx, qy, qz, 0.0, 0.0, 1.0)
+    # columns of R(q)
+    xx, yy, zz = qx * qx, qy * qy, qz * qz
+    xy, xz, yz = qx * qy, qx * qz, qy * qz
+    wx, wy, wz = qw * qx, qw * qy, qw * qz
+    r0x, r0y, r0z = 1.0 - 2.0 * (yy + zz), 2.0 * (xy + wz), 2.0 * (xz - wy)
+    r1x, r1y, r1z = 2.0 * (xy - wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz + wx)
+    r2x, r2y, r2z = 2.0 * (xz + wy), 2.0 * (yz - wx), 1.0 - 2.0 * (xx + yy)
     gx = (r0y * az - r0z * ay) + (r1y * bz - r1z * by) + (r2y * cz - r2z * cy)
     gy = (r0z * ax - r0x * az) + (r1z * bx - r1x * bz) + (r2z * cx - r2x * cz)
     gz = (r0x * ay - r0y * ax) + (r1x * by - r1y * bx) + (r2x * cy - r2y * cx)
@@ -81,22 +92,30 @@ def _newton_step(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz):
     reg = tr * (1.0 + REGULARISATION)
     h00, h11, h22 = reg - m00, reg - m11, reg - m22
     h01, h02, h12 = -m01, -m02, -m12
+    if not (tr > 0.0 and h00 > 0.0 and h00 * h11 - h01 * h01 > 0.0 and
+            h00 * (h11 * h22 - h12 * h12) + h01 * (h02 * h12 - h01 * h22)
+            + h02 * (h01 * h12 - h02 * h11) > 0.0):
+        # not positive definite (far from the optimum, or a nearly straight region turned
+        # about its axis): shift by the Gershgorin bound of its smallest eigenvalue, a
+        # Levenberg-Marquardt step, which still ascends
+        shift = max(abs(h01) + abs(h02) - h00, abs(h01) + abs(h12) - h11,
+                    abs(h02) + abs(h12) - h22, 0.0) + REGULARISATION * (abs(tr) + 1.0)
+        h00 += shift
+        h11 += shift
+        h22 += shift
     c00 = h11 * h22 - h12 * h12
     c01 = h02 * h12 - h01 * h22
     c02 = h01 * h12 - h02 * h11
+    c11 = h00 * h22 - h02 * h02
+    c12 = h01 * h02 - h00 * h12
+    c22 = h00 * h11 - h01 * h01
     det = h00 * c00 + h01 * c01 + h02 * c02
-    if tr > 0.0 and h00 > 0.0 and h00 * h11 - h01 * h01 > 0.0 and det > 0.0:
-        c11 = h00 * h22 - h02 * h02
-        c12 = h01 * h02 - h00 * h12
-        c22 = h00 * h11 - h01 * h01
-        return ((c00 * gx + c01 * gy + c02 * gz) / det,
-                (c01 * gx + c11 * gy + c12 * gz) / det,
-                (c02 * gx + c12 * gy + c22 * gz) / det)
-    inv = 1.0 / (abs(tr) + 1e-9)
-    return gx * inv, gy * inv, gz * inv
+    return ((c00 * gx + c01 * gy + c02 * gz) / det,
+            (c01 * gx + c11 * gy + c12 * gz) / det,
+            (c02 * gx + c12 * gy + c22 * gz) / det)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_OPTS)
 def rotation_of_moment(a00, a01, a02, a10, a11, a12, a20, a21, a22, qw, qx, qy, qz):
     """The rotation of the moment matrix ``A`` (row-major scalars ``aij``), warm-started at the
     unit quaternion ``q``; returns the new unit quaternion ``(w, x, y, z)``.
@@ -120,9 +139,12 @@ def rotation_of_moment(a00, a01, a02, a10, a11, a12, a20, a21, a22, qw, qx, qy, 
             break
         if w > MAX_TURN:
             ox, oy, oz, w = ox * MAX_TURN / w, oy * MAX_TURN / w, oz * MAX_TURN / w, MAX_TURN
-        h = 0.5 * w
-        sh = math.sin(h) / w
-        dw, dx, dy, dz = math.cos(h), ox * sh, oy * sh, oz * sh
+        if w < SMALL_TURN:
+            # cos(w / 2) and sin(w / 2) / w to well below the tolerance
+            dw, sh = 1.0 - 0.125 * w * w, 0.5 - w * w / 48.0
+        else:
+            dw, sh = math.cos(0.5 * w), math.sin(0.5 * w) / w
+        dx, dy, dz = ox * sh, oy * sh, oz * sh
         # q <- dq * q
         nw = dw * qw - dx * qx - dy * qy - dz * qz
         nx = dw * qx + dx * qw + dy * qz - dz * qy
@@ -130,6 +152,8 @@ def rotation_of_moment(a00, a01, a02, a10, a11, a12, a20, a21, a22, qw, qx, qy, 
         nz = dw * qz + dx * qy - dy * qx + dz * qw
         n = 1.0 / math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
         qw, qx, qy, qz = nw * n, nx * n, ny * n, nz * n
+        if w < FINAL_TURN:
+            break      # Newton: what is left is of the order of the square of this turn
     return qw, qx, qy, qz
 
 

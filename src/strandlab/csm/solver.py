@@ -10,11 +10,14 @@ from typing import ClassVar
 import numba
 import numpy as np
 
-from ..sim.scene import Scene
+from ..collision.segment_contact import make_segment_set
+from ..sim.scene import Scene, UnsupportedFeature
 from ..sim.solver import Output
 from ..sim.validate import SimulationDiverged, check_state_arrays
+from . import clusters as CL
 from . import kernels as K
 from .compile import compile_scene
+from .contact import ClusterContacts, SegmentContacts
 from .model import (
     TENSION_IMPULSE,
     TENSION_LENGTH,
@@ -24,12 +27,13 @@ from .model import (
     StateArrays,
     StepParams,
 )
-from .tension import LENGTH_DIRECT, LENGTH_GAUSS_SEIDEL
+from .tension import LENGTH_DIRECT, LENGTH_GAUSS_SEIDEL, LENGTH_NEWTON
 
 __all__ = ["CSMSettings", "CSMSolver"]
 
 _TENSION = {"impulse": TENSION_IMPULSE, "length": TENSION_LENGTH}
-_LENGTH = {"direct": LENGTH_DIRECT, "gauss-seidel": LENGTH_GAUSS_SEIDEL}
+_LENGTH = {"newton": LENGTH_NEWTON, "direct": LENGTH_DIRECT,
+           "gauss-seidel": LENGTH_GAUSS_SEIDEL}
 
 #: Below this many particles x passes per step a step runs on the calling thread.
 PARALLEL_MIN_WORK = 20000
@@ -66,9 +70,12 @@ class CSMSettings:
         a particle moves per pass.
     shape_iterations : shape-matching passes per substep.
     iterations : strain-limiting passes per substep.
-    length_solver : ``"direct"`` (default: the stretched segments of a chain solved together
-        per pass) or ``"gauss-seidel"`` (the paper's: one projection per segment, alternating
-        directions; long strings need many passes).
+    length_solver : ``"newton"`` (default: the taut segments of a chain solved together per
+        pass, Newton's method with their geometric stiffness, warm-started at the stored
+        tensions), ``"direct"`` (the same without geometric stiffness or warm start: the
+        linearised solve, which diverges on long hanging strings at large steps) or
+        ``"gauss-seidel"`` (the paper's: one projection per segment, alternating directions;
+        long strings need many passes).
     twist_iterations : twist-averaging passes (eqs. 1-3) per substep (0: no propagation).
     substeps : substeps per ``step`` call.
     damping : velocity damping rate [1/s]: velocities scale by ``1 - damping h`` per substep.
@@ -85,7 +92,18 @@ class CSMSettings:
     tearing : segments tear when their stress passes their rupture stress.
     seed : seed of the random variation of the rupture stresses along the strings.
     contact_weight : mass factor of particles in segment contact during shape matching (the
-        paper: 3), used by a segment-contact hook (``CSMSolver.contact_hook``).
+        paper: 3; also what a ``CSMSolver.contact_hook`` should use).
+    segment_collision : capsule contacts between segments (of different strands, and of one
+        strand beyond its neighbours), found on the shared uniform grid (docs/csm.md,
+        "Contacts").
+    contact_search : 27 (every neighbouring voxel: exact) or 7 (the paper's faster search,
+        which misses a few near pairs; docs/collision.md).
+    contact_margin : pairs are found this much [m] beyond contact distance, at the positions
+        after time integration (None: twice the largest contact radius).
+    contact_iterations : contact sweeps before shape matching (one more follows the strain
+        limiting).
+    contact_friction : Coulomb coefficient of the contacts of cluster particles (with each
+        other and with segments); those contacts are inelastic.
     check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf, or
         exceeds ``max_strain`` or ``max_speed``.
     max_strain : largest allowed ``|e| / L_max - 1`` of an untorn segment (> 0), or None.
@@ -95,7 +113,7 @@ class CSMSettings:
     alpha: float = 1.0
     shape_iterations: int = 1
     iterations: int = 8
-    length_solver: str = "direct"
+    length_solver: str = "newton"
     twist_iterations: int = 1
     substeps: int = 1
     damping: float = 0.0
@@ -108,11 +126,17 @@ class CSMSettings:
     tearing: bool = True
     seed: int = 0
     contact_weight: float = 3.0
+    segment_collision: bool = True
+    contact_search: int = 27
+    contact_margin: float | None = None
+    contact_iterations: int = 2
+    contact_friction: float = 0.5
     check_finite: bool = True
     max_strain: float | None = 0.5
     max_speed: float | None = 1e3
 
-    OPTIONAL_KINDS: ClassVar[dict] = {"max_strain": float, "max_speed": float}
+    OPTIONAL_KINDS: ClassVar[dict] = {"max_strain": float, "max_speed": float,
+                                      "contact_margin": float}
 
     def __post_init__(self):
         _check("alpha", self.alpha, lo=0.0, lo_open=True, hi=1.0)
@@ -125,6 +149,12 @@ class CSMSettings:
         _check("tension_scale", self.tension_scale, lo=0.0, lo_open=True)
         _check("tension_time", self.tension_time, lo=0.0, lo_open=True)
         _check("contact_weight", self.contact_weight, lo=1.0)
+        _check("contact_margin", self.contact_margin, lo=0.0, allow_none=True)
+        _check("contact_iterations", self.contact_iterations, integer=True, lo=0)
+        _check("contact_friction", self.contact_friction, lo=0.0)
+        if self.contact_search not in (7, 27) or isinstance(self.contact_search, bool):
+            raise ValueError(f"contact_search must be 7 or 27 (voxels), got "
+                             f"{self.contact_search!r}")
         for name in ("max_strain", "max_speed"):
             _check(name, getattr(self, name), lo=0.0, lo_open=True, allow_none=True)
         if self.length_solver not in _LENGTH:
@@ -133,7 +163,7 @@ class CSMSettings:
         if self.tension not in _TENSION:
             raise ValueError(f"unknown tension {self.tension!r}; choose one of "
                              f"{sorted(_TENSION)}")
-        for name in ("flicking", "plasticity", "tearing", "check_finite"):
+        for name in ("flicking", "plasticity", "tearing", "check_finite", "segment_collision"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
@@ -173,23 +203,46 @@ class CSMSolver:
         self.settings = settings or CSMSettings()
         self.contact_hook: Callable | None = None
         m = model
-        nv, ne = m.n_vertices, m.n_edges
+        nv, ne, npt = m.n_particles, m.n_edges, m.n_particles
+        nc, nk = m.n_clusters, m.n_ties
+        if nk and self.settings.length_solver != "newton":
+            raise UnsupportedFeature("solver 'csm': strands tied to meshes need "
+                                     "length_solver = 'newton'")
         z = np.zeros
         self.scratch = Scratch(
             x_old=z((nv, 3)), x_free=z((nv, 3)), goal=z((nv, 3)), count=z(nv), scale=z(ne),
             sm_mass=z(nv), sm_weight=np.ones(nv), f_twist=z((nv, 3)), k_twist=z(nv),
             f_load=z((nv, 3)),
-            dv=z((nv, 3)), correction=z(ne), lam=z(ne), tri_c=z(ne), tri_d=z(ne),
+            dv=z((nv, 3)), lam=z(ne), lam_total=z(ne), seg_len=z(ne), dx=z((nv, 3)),
+            kkt=z((nv, 16)), tri_c=z(ne), tri_d=z(ne),
             dirs=z((ne, 3)), excess=z(ne), active=z(ne),
             tw_goal=z(ne), tw_count=z(ne), depth=z(nv),
             normal=z((nv, 3)), mu=z(nv), drive_pos=np.array(m.drive_local),
-            twist_target=np.array(m.twist_local))
+            twist_target=np.vstack([m.twist_local, m.arrays.tie_twist_local]),
+            cluster_c=z((nc, 3)), cluster_c0=z((nc, 3)), cluster_q0=z((nc, 4)),
+            cluster_inv_inertia=z((nc, 6)), cluster_torque=z((nc, 3)),
+            tie_mass=z((nk, 6)), tie_dp=z((nk, 3)), tie_p=z((nk, 3)), chain_flag=z(npt),
+            tear_at=np.zeros(npt, np.int64), tear_ratio=z(npt),
+            group=np.zeros(npt + nc, np.int64))
         frames = self.scene.frames if self.scene is not None else ()
         self._moving = [f for f, fr in enumerate(frames) if getattr(fr.motion, "moves", True)]
         self._drive_rows = np.nonzero(m.drive_frame >= 0)[0]
         self._set_targets(0.0, force=True)
         self._loads = self.scene.loads if self.scene is not None else ()
         self.last_torn = 0
+        st = self.settings
+        self.contacts = self.cluster_contacts = None
+        if st.segment_collision and ne:
+            self.contacts = SegmentContacts(m, search=st.contact_search,
+                                            margin=st.contact_margin, heavy=st.contact_weight)
+        if st.segment_collision and nc:
+            segs = self.contacts.segs if self.contacts is not None else \
+                make_segment_set(np.zeros(0, np.int64), np.zeros(0, np.int64), 0.0,
+                                 np.zeros(0, np.int64), npt)
+            self.cluster_contacts = ClusterContacts(m, segs, margin=st.contact_margin,
+                                                    heavy=st.contact_weight,
+                                                    friction=st.contact_friction)
+        self.n_contacts = 0
 
     # ------------------------------------------------------------------ protocol
     def state(self) -> CSMState:
@@ -206,11 +259,15 @@ class CSMSolver:
         torn = np.zeros(ne, dtype=np.bool_)
         n = K.renumber_chains(m.strand_vertex_start, m.arrays.vertex_edge, torn, chain_start,
                               chain_strand)
+        cq = np.zeros((m.n_clusters, 4))
+        cq[:, 0] = 1.0
         arr = StateArrays(
             x=np.array(m.x0), v=np.array(m.v0), theta=np.array(m.theta0), u=np.array(m.u0),
             quat=quat, plastic_strain=np.zeros(ne), tension=np.zeros(ne), torn=torn,
             rupture=m.rupture_stress * (1.0 + m.rupture_variation * spread),
-            chain_start=chain_start, chain_strand=chain_strand)
+            chain_start=chain_start, chain_strand=chain_strand, cluster_quat=cq)
+        if m.n_clusters:
+            CL.cluster_centres(m.arrays, arr, self.scratch)
         return CSMState(arr, n)
 
     def output(self, state: CSMState) -> Output:
@@ -236,8 +293,10 @@ class CSMSolver:
             d[bad] = np.cross(t[bad], alt[bad])
             n[bad] = np.linalg.norm(d[bad], axis=1)
         d1[e] = d / n[:, None]
-        return Output(positions=st.x, d1=d1, extra=self._frame_points(state.time),
-                      edge_broken=st.torn)
+        extra = self._frame_points(state.time)
+        if m.n_clusters:
+            extra = np.vstack([extra, st.x[m.n_vertices:]])
+        return Output(positions=st.x[:m.n_vertices], d1=d1, extra=extra, edge_broken=st.torn)
 
     def pieces(self, state: CSMState) -> np.ndarray:
         """First vertex of every piece of string (chain) and the vertex count, int [C + 1]."""
@@ -255,10 +314,10 @@ class CSMSolver:
         """A state from :meth:`save_state`'s arrays; ValueError naming a missing, misshapen or
         non-finite entry.  The chains follow from the torn segments."""
         m = self.model
-        nv, ne = m.n_vertices, m.n_edges
-        shapes = {"x": (nv, 3), "v": (nv, 3), "theta": (ne,), "u": (ne, 3), "quat": (nv, 4),
-                  "plastic_strain": (ne,), "tension": (ne,), "torn": (ne,), "time": (),
-                  "step": ()}
+        nv, ne, npt = m.n_vertices, m.n_edges, m.n_particles
+        shapes = {"x": (npt, 3), "v": (npt, 3), "theta": (ne,), "u": (ne, 3), "quat": (nv, 4),
+                  "plastic_strain": (ne,), "tension": (ne,), "torn": (ne,),
+                  "cluster_quat": (m.n_clusters, 4), "time": (), "step": ()}
         out = check_state_arrays(arrays, shapes)
         if "rupture" not in arrays:
             raise ValueError("state lacks 'rupture'")
@@ -309,6 +368,7 @@ class CSMSolver:
                           _LENGTH[st.length_solver],
                           int(st.twist_iterations), _TENSION[st.tension],
                           float(st.tension_scale), float(min(1.0, h / st.tension_time)),
+                          float(1.0 / st.tension_scale),
                           bool(st.flicking), float(st.flick_scale),
                           bool(st.plasticity), bool(st.tearing), int(state.n_chains))
 
@@ -329,7 +389,11 @@ class CSMSolver:
         run = self.kernel()
         m, sc = self.model.arrays, self.scratch
         p = self.params(s, h)
-        if self.contact_hook is not None:
+        if self.model.n_clusters:
+            torn = self._cluster_substep(s, run, p)
+        elif self.contacts is not None:
+            torn = self._contact_substep(s, run, p)
+        elif self.contact_hook is not None:
             run(K.PH_TWIST_FORCE | K.PH_INTEGRATE, m, s.arrays, sc, p)
             sc.sm_weight[...] = 1.0
             self.contact_hook(self, s.arrays.x, sc.sm_weight)
@@ -343,7 +407,74 @@ class CSMSolver:
                                            s.arrays.chain_strand)
             p = self.params(s, h)
         run(K.PH_TWIST, m, s.arrays, sc, p)
+        if self.model.n_ties:
+            CL.tie_torques(m, s.arrays, sc)
         s.time = t_next
+
+    def _contact_substep(self, s: CSMState, run, p: StepParams) -> int:
+        """Phases 1-6 with segment contacts: integration; the pairs found and swept
+        (colliding particles heavier); the contact hook; shape matching and strain limiting;
+        one more sweep; colliders and velocities.  Returns the segments torn."""
+        m, sc, a = self.model.arrays, self.scratch, s.arrays
+        run(K.PH_TWIST_FORCE | K.PH_INTEGRATE, m, a, sc, p)
+        sc.sm_weight[...] = 1.0
+        c = self.contacts
+        self._find(c, s)
+        c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, self.settings.contact_iterations)
+        if self.contact_hook is not None:
+            self.contact_hook(self, a.x, sc.sm_weight)
+        torn = run(K.PH_SHAPE | K.PH_TENSION, m, a, sc, p)
+        self.n_contacts = c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, 1)
+        run(K.PH_COLLIDE | K.PH_VELOCITY, m, a, sc, p)
+        return torn
+
+    def _cluster_substep(self, s: CSMState, run, p: StepParams) -> int:
+        """Phases 1-6 with clusters (:mod:`.clusters`): integration of strings and clusters,
+        tied ends onto their clusters, contacts of segments and cluster particles, shape
+        matching of both, the strain limiting of all chains with their ties, the tensions,
+        one more contact sweep, colliders and velocities.  Returns the segments torn."""
+        m, sc, a = self.model.arrays, self.scratch, s.arrays
+        run(K.PH_TWIST_FORCE | K.PH_INTEGRATE, m, a, sc, p)
+        CL.cluster_integrate(m, a, sc, p)
+        CL.cluster_centres(m, a, sc)
+        CL.snap_ties(m, a, sc)
+        sc.sm_weight[...] = 1.0
+        sets = [c for c in (self.contacts, self.cluster_contacts) if c is not None]
+        for c in sets:
+            self._find(c, s)
+            c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, self.settings.contact_iterations)
+        if self.contact_hook is not None:
+            self.contact_hook(self, a.x, sc.sm_weight)
+        run(K.PH_SHAPE, m, a, sc, p)
+        CL.cluster_match(m, a, sc, p)
+        CL.snap_ties(m, a, sc)
+        CL.length_all(m, a, sc, p)
+        run(K.PH_TENSION | K.PH_NO_LIMIT | K.PH_DEFER_TEAR, m, a, sc, p)
+        torn = CL.tear_groups(m, a, sc, p)
+        self.n_contacts = sum(c.project(a.x, m.inv_mass, sc.sm_weight, a.torn, 1) for c in sets)
+        run(K.PH_COLLIDE | K.PH_VELOCITY, m, a, sc, p)
+        CL.cluster_finish(m, a, sc, p)
+        if self.cluster_contacts is not None:
+            self.cluster_contacts.velocities(a.x, a.v, m.inv_mass, p.h)
+        return torn
+
+    def _find(self, contacts, s: CSMState) -> None:
+        """Pairs of ``contacts`` at the positions after time integration; SimulationDiverged
+        naming the particle whose position is not finite."""
+        n = contacts.find(s.arrays.x, self.scratch.x_old, s.arrays.torn)
+        if n < 0:
+            strand, point, where = self._where(-1 - n)
+            raise SimulationDiverged(s.step, s.time, strand, point, where=where)
+
+    def _where(self, idx: int) -> tuple:
+        """``(strand, point, where)`` of particle ``idx``: a strand vertex or a mesh vertex."""
+        m = self.model
+        if idx < m.n_vertices:
+            strand = int(np.searchsorted(m.strand_vertex_start, idx, side="right") - 1)
+            return strand, int(idx - m.strand_vertex_start[strand]), None
+        c = int(m.arrays.vertex_cluster[idx])
+        name = self.scene.meshes[c].name if self.scene is not None else f"mesh {c}"
+        return -1, int(idx - m.arrays.cluster_start[c]), f"mesh {name!r}"
 
     def _set_targets(self, t: float, force: bool = False) -> None:
         """Targets of the held particles and clamped twist angles at time ``t``."""
@@ -363,7 +494,7 @@ class CSMSolver:
         rows, fr = rows[keep], fr[keep]
         sc.drive_pos[rows] = origin[fr] + np.einsum("nij,nj->ni", rot[fr], m.drive_local[rows])
         tf = m.twist_frame
-        keep = np.isin(tf, self._moving) | force
+        keep = np.nonzero(np.isin(tf, self._moving) | force)[0]
         sc.twist_target[keep] = np.einsum("nij,nj->ni", rot[tf[keep]], m.twist_local[keep])
 
     def _apply_loads(self, t: float) -> None:
@@ -391,13 +522,12 @@ class CSMSolver:
             math.inf if st.max_speed is None else float(st.max_speed))
         if code == K.CHECK_OK:
             return
-        strand = int(np.searchsorted(self.model.strand_vertex_start, idx, side="right") - 1)
-        point = int(idx - self.model.strand_vertex_start[strand])
+        strand, point, where = self._where(int(idx))
         if code == K.CHECK_NONFINITE:
-            raise SimulationDiverged(s.step, s.time, strand, point)
+            raise SimulationDiverged(s.step, s.time, strand, point, where=where)
         if code == K.CHECK_STRAIN:
             what = (f"strain {value:.3g} past the maximum length exceeds max_strain = "
                     f"{st.max_strain:g} at segment {int(self.model.arrays.vertex_edge[idx])}")
         else:
             what = f"speed {value:.3g} m/s exceeds max_speed = {st.max_speed:g} m/s"
-        raise SimulationDiverged(s.step, s.time, strand, point, what=what)
+        raise SimulationDiverged(s.step, s.time, strand, point, what=what, where=where)

@@ -33,9 +33,10 @@ from .rotation import signed_angle, transport, wrap_angle
 __all__ = ["twist_forces", "update_frames", "average_twist", "twist_energy"]
 
 _OPTS = {"cache": True, "error_model": "numpy"}
+_INLINE = {"cache": True, "error_model": "numpy", "inline": "always"}
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _unit(x, i, j):
     """Unit vector from ``x[i]`` to ``x[j]`` and the distance."""
     dx = x[j, 0] - x[i, 0]
@@ -47,14 +48,14 @@ def _unit(x, i, j):
     return 0.0, 0.0, 0.0, 0.0
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _stiffness(v, e0, e1, m, st):
     """Twisting stiffness at inner vertex ``v`` [N m^2], thinned with plastic elongation
     (``J ~ r^4 ~ 1 / (1 + eps_p)^2`` per adjacent segment)."""
     return m.twist_stiffness[v] / ((1.0 + st.plastic_strain[e0]) * (1.0 + st.plastic_strain[e1]))
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _excess_twist(e0, e1, m, st):
     """``m_i - mbar_i`` between segments ``e0`` and ``e1`` [rad]."""
     return (st.theta[e1] - st.theta[e0]) - (m.rest_theta[e1] - m.rest_theta[e0])
@@ -154,7 +155,7 @@ def update_frames(a, b, m, st, x_old, twist_target):
         qx, qy, qz = nx, ny, nz
 
 
-@njit(**_OPTS)
+@njit(**_INLINE)
 def _increment(j, first, n_e, held0, held1, m, theta):
     """Increment ``theta - theta_rest`` and weight of the chain's segment ``j``, which may lie
     beyond a clamped end (``j < 0`` with ``held0``, ``j >= n_e`` with ``held1``): there the

@@ -16,12 +16,12 @@ from ..sim.runner import Simulation
 from .bodies import elastic_pendulum, network
 from .csm import (
     csm_flicking,
-    csm_mobile,
     csm_tearing,
     csm_telephone_cord,
     csm_twist_loop,
     csm_twist_rigidity,
 )
+from .csm_bridge import csm_bridge, csm_mobile
 from .der import (
     der_hanging_hair,
     der_many_strands,
@@ -114,8 +114,10 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in (
                "twisted at one end until it forms a loop (Fig. 6a)", csm_twist_loop),
     SceneEntry("csm_telephone_cord", "chain shape matching: a twisted hanging string coils "
                "like a telephone cord (Fig. 6b)", csm_telephone_cord),
-    SceneEntry("csm_mobile", "chain shape matching: a hanging mobile turned by a gust twists "
-               "back and forth (Fig. 6c)", csm_mobile),
+    SceneEntry("csm_mobile", "chain shape matching: a hanging mobile, an object turned about "
+               "its string twists it and rolls back and forth (Fig. 6c)", csm_mobile),
+    SceneEntry("csm_bridge", "chain shape matching: a hanging bridge of boards tied with "
+               "ropes, torn by falling crates (Fig. 9)", csm_bridge),
     SceneEntry("csm_twist_rigidity", "chain shape matching: uniform against non-uniform "
                "torsional rigidity (Figs. 6d-e)", csm_twist_rigidity),
     SceneEntry("csm_tearing", "chain shape matching: five threads of increasing strength "

@@ -1,5 +1,7 @@
 """Chain-shape-matching scenes (Rungjiratananon et al. 2011, Figs. 6-8): twisting, tearing and
 flicking of strings.  Each has a test asserting what it measures (tests/scenes/test_csm_scenes.py).
+The scenes with rigid clusters (the mobile of Fig. 6c, the bridge of Fig. 9) are in
+:mod:`.csm_bridge`.
 """
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ from ..sim.material import Material
 from ..sim.runner import Simulation
 from ..sim.shapes import line
 
-__all__ = ["csm_twist_loop", "csm_telephone_cord", "csm_mobile", "csm_twist_rigidity",
-           "csm_tearing", "csm_flicking", "NYLON", "RUBBER"]
+__all__ = ["csm_twist_loop", "csm_telephone_cord", "csm_twist_rigidity", "csm_tearing",
+           "csm_flicking", "NYLON", "RUBBER"]
 
 #: A nylon thread (SI): E = 3 GPa, 1 mm radius.
 NYLON = Material(young_modulus=3e9, density=1150.0, radius=0.001)
@@ -90,37 +92,6 @@ def csm_telephone_cord(*, segments: int = 100, length: float = 0.8, turns: float
                 dt, frames, 1,
                 "twisted hanging string coils into a telephone-cord spiral (chain shape "
                 "matching, Fig. 6b)", params)
-
-
-def csm_mobile(*, segments: int = 40, length: float = 0.5, arm: float = 0.2,
-               wind: float = 0.02, wind_time: float = 1.0, frames: int = 400,
-               dt: float = 0.01, twist_stiffness: float = 2e-4) -> Simulation:
-    """Fig. 6c: a hanging mobile.  A string hangs from a clamp and ends in a heavy horizontal
-    arm (the object, a thicker part of the same string, bent at right angles in its rest
-    shape).  A gust of wind (force ``wind`` [N] across the arm's tip for ``wind_time`` [s])
-    turns the arm about the string, twisting it; the twist turns it back, and the arm rolls
-    back and forth (the sign of the string's twist changes, measured)."""
-    b = SceneBuilder(gravity=(0.0, 0.0, -9.81))
-    n_arm = max(4, int(round(segments * arm / length)))
-    hang = line((0.0, 0.0, length), (0.0, 0.0, 0.0), segments)
-    bar = line((0.0, 0.0, 0.0), (arm, 0.0, 0.0), n_arm)[1:]
-    pts = np.vstack([hang, bar])
-    radius = np.full(len(pts), RUBBER.radius)
-    radius[segments:] = 4.0 * RUBBER.radius
-    s = b.add_strand(pts, material=RUBBER, radius=radius, d1=(1.0, 0.0, 0.0), name="mobile",
-                     options={"csm": {"half_width": 2, "twist_stiffness": twist_stiffness}})
-    b.attach_to_frame(s, b.add_frame((0.0, 0.0, length)), end=0)
-
-    def gust(t, f=wind, stop=wind_time):
-        return np.array([0.0, f if t < stop else 0.0, 0.0])
-
-    b.add_load(s, len(pts) - 1, gust)
-    params = dict(segments=segments, length=length, arm=arm, wind=wind, wind_time=wind_time,
-                  twist_stiffness=twist_stiffness)
-    settings = CSMSettings(damping=0.5, substeps=4, iterations=12)
-    return _sim("csm_mobile", b.build(), settings, dt, frames, 1,
-                "a hanging mobile turned by a gust twists its string back and forth (chain "
-                "shape matching, Fig. 6c)", params)
 
 
 def csm_twist_rigidity(*, segments: int = 60, length: float = 0.6, turns: float = 1.0,
