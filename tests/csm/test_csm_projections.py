@@ -30,6 +30,22 @@ def test_rotation_of_a_rigidly_turned_region_is_recovered():
     assert np.abs(got - r).max() < 1e-9
 
 
+def test_rotation_far_from_the_warm_start_is_recovered():
+    # turns of up to nearly half a revolution from the warm start: the Hessian of trace(R^T A)
+    # is indefinite there, and the shifted (Levenberg-Marquardt) steps must still ascend
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for k in range(200):
+        p = rng.normal(size=(6, 3))
+        p -= p.mean(axis=0)
+        axis = rng.normal(size=3)
+        angle = np.pi * (0.5 + 0.499 * k / 199)
+        r = Rotation.from_rotvec(angle * axis / np.linalg.norm(axis)).as_matrix()
+        got = _matrix(*rotation_of_moment(*_moment(p, p @ r.T, np.ones(6)), 1.0, 0.0, 0.0, 0.0))
+        worst = max(worst, np.abs(got - r).max())
+    assert worst < 1e-9
+
+
 def test_rotation_of_a_stretched_region_is_its_polar_rotation():
     rng = np.random.default_rng(4)
     p = rng.normal(size=(9, 3))
