@@ -38,6 +38,10 @@ _LENGTH = {"newton": LENGTH_NEWTON, "direct": LENGTH_DIRECT,
 #: Below this many particles x passes per step a step runs on the calling thread.
 PARALLEL_MIN_WORK = 20000
 
+#: Parallel loops over chains are cut into about this many chunks per thread, handed out to
+#: the threads as they become free (dynamic scheduling).
+PARALLEL_CHUNKS = 8
+
 
 def _check(name, v, *, integer=False, lo=None, lo_open=False, hi=None, allow_none=False):
     if v is None and allow_none:
@@ -354,8 +358,16 @@ class CSMSolver:
                              f"{1.0 - st.damping * h:.3g}")
         if state_out is not state_in:
             state_out.assign(state_in)
-        for _ in range(st.substeps):
-            self._substep(state_out, h)
+        # parallel loops over chains hand out chunks of about n / (PARALLEL_CHUNKS threads)
+        # chains to whichever thread is free: on cores shared with other work a thread that
+        # gets less of its core takes fewer chains instead of holding up the step
+        chunk = max(1, self.model.n_strands // (PARALLEL_CHUNKS * numba.get_num_threads()))
+        old = numba.set_parallel_chunksize(chunk)
+        try:
+            for _ in range(st.substeps):
+                self._substep(state_out, h)
+        finally:
+            numba.set_parallel_chunksize(old)
         state_out.step = state_in.step + 1
         if st.check_finite:
             self._check(state_out)
