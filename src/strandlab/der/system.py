@@ -75,6 +75,12 @@ class DERSystem:
         """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
         self.frames.prepare(q)
 
+    def accept(self, q: np.ndarray) -> None:
+        """Re-base the reference frames on the accepted Newton iterate ``q`` (prepared there):
+        later iterates' frames are transported from ``q`` (:meth:`strandlab.rods.frames.
+        RodFrames.rebase`)."""
+        self.frames.rebase(q, prepared=True)
+
     def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
         """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference
         directors are ``a1``."""

@@ -146,6 +146,7 @@ class _JointTerm(_DERTerm):
             self.a1_start = np.zeros((1, 3))
             self.t_start = np.zeros((1, 3))
             return ints, sign
+        self.reads_base = True          # the rods' frames are transported from the base
         if a1_start is None or t_start is None or rod_edge is None:
             raise ValueError(f"term {name!r}: kinds {self.kinds} need rod_edge, a1_start and "
                              "t_start")
