@@ -38,7 +38,9 @@ not copied; rows named by ``rod_edge``): the reference director at an iterate is
 ``a1 = P(t_start -> t) a1_start``, the same function of ``q`` as the time-parallel transport of
 :func:`strandlab.rods.kernels.transport_frames` from the step start, so the derivatives are those
 of the energy the step minimises.  The model sets both arrays at the start of each step, then
-calls :meth:`_JointTerm.begin_step`.
+calls :meth:`_JointTerm.begin_step`, and re-bases them on each accepted Newton iterate (the
+rods' :meth:`~strandlab.rods.frames.RodFrames.rebase`): such a term ``reads_base``, and the
+integrator evaluates it again after a re-base.
 
 State.  Soft terms store one angle per stencil (``angles`` [S] [rad], the angle at the start of
 the step), used by the incremental modes and updated by :meth:`_JointTerm.begin_step`; a
