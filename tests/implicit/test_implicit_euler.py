@@ -534,3 +534,66 @@ def test_moves_limited_by_a_term():
     info = plain.step(q0, v0, q, v, h)
     assert info.limited_moves == 0
     np.testing.assert_allclose(q, q0 + h * v0, rtol=1e-12)
+
+
+class _BaseSystem(ToySystem):
+    """A toy system with the optional ``accept`` hook; logs the hooks and the evaluations of a
+    term that reads the base."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.log = []
+
+    def prepare(self, q):
+        super().prepare(q)
+        self.log.append(("prepare", q.copy()))
+
+    def accept(self, q):
+        self.check_prepared(q)                   # prepared at q, nothing else since
+        self.log.append(("accept", q.copy()))
+
+
+class _BaseTerm(QuadraticTerm):
+    reads_base = True
+
+    def __init__(self, system, dofs, hess):
+        super().__init__(dofs, hess, name="base")
+        self.system = system
+
+    def evaluate(self, q, energy_out, grad_out, hess_out):
+        self.system.log.append(("base term", q.copy(), hess_out is not None))
+        super().evaluate(q, energy_out, grad_out, hess_out)
+
+
+def _base_system():
+    sys_, q, v = spring_chains(n_chains=2, seed=1, k=50.0, mass=0.02)
+    base = _BaseTerm(sys_, np.arange(3)[None, :], np.eye(3)[None] * 2.0)
+    sys_ = _BaseSystem(sys_.n_dofs, sys_.mass, sys_.terms, sys_.block_start)
+    sys_.terms[0].system = sys_
+    base.system = sys_
+    sys_.terms.append(base)
+    return sys_, q, 5.0 * v
+
+
+def test_accept_rebases_after_each_accepted_move():
+    # tolerance mode (line search): accept after every move, at the accepted (prepared)
+    # iterate, then the term reading the base evaluated again there with its Hessian
+    sys_, q, v = _base_system()
+    info = ImplicitEuler(sys_, NewtonSettings(tolerance=1e-12, max_iterations=30)).step(
+        q, v, q, v, 0.02)
+    assert info.converged and sys_.unprepared == 0
+    acc = [k for k, e in enumerate(sys_.log) if e[0] == "accept"]
+    assert len(acc) == info.iterations
+    for k in acc:
+        after = sys_.log[k + 1]
+        assert after[0] == "base term" and after[2] and np.array_equal(after[1], sys_.log[k][1])
+    np.testing.assert_array_equal(sys_.log[acc[-1]][1], q)
+    # fixed count without line search: accept after each move but the last (not evaluated),
+    # the move's iterate prepared once and evaluated next
+    sys_, q, v = _base_system()
+    info = ImplicitEuler(sys_, NewtonSettings(iterations=3)).step(q, v, q, v, 0.02)
+    assert sys_.unprepared == 0 and info.evaluations == 3 and sys_.prepare_calls == 3
+    acc = [k for k, e in enumerate(sys_.log) if e[0] == "accept"]
+    assert len(acc) == 2
+    for k in acc:
+        assert sys_.log[k - 1][0] == "prepare" and sys_.log[k + 1][0] == "base term"

@@ -3,9 +3,12 @@
 It holds the energy terms (stretching per edge, bending and twisting per inner vertex) and the
 reference frames they read.  Before each step the solver loads the state's frames
 (:meth:`DERSystem.load_frames`); before the terms are evaluated at a new iterate ``q`` the
-integrator calls :meth:`DERSystem.prepare`, which transports the step's reference directors to
+integrator calls :meth:`DERSystem.prepare`, which transports the base's reference directors to
 the iterate's tangents (time-parallel transport) and recomputes the reference twist, unwrapped
-to the branch nearest its value at the start of the step.
+to the branch nearest its value at the base.  The base is the step's start until the integrator
+accepts a Newton move (:meth:`DERSystem.accept`): the frames are then re-based on that iterate,
+so that the line search's merit is the energy whose gradient the terms compute
+(docs/der.md, "Newton and the frames").
 """
 from __future__ import annotations
 
@@ -72,8 +75,14 @@ class DERSystem:
         """Nothing to do: the solver loads the step's frames with :meth:`load_frames`."""
 
     def prepare(self, q: np.ndarray) -> None:
-        """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
+        """Reference frames and twists at iterate ``q`` (transported from the base)."""
         self.frames.prepare(q)
+
+    def accept(self, q: np.ndarray) -> None:
+        """Re-base the reference frames on the accepted Newton iterate ``q`` (prepared there):
+        later iterates' frames are transported from ``q`` (:meth:`strandlab.rods.frames.
+        RodFrames.rebase`)."""
+        self.frames.rebase(q, prepared=True)
 
     def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
         """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference

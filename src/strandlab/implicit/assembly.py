@@ -239,11 +239,12 @@ class Assembly:
         return changed
 
     # -------------------------------------------------------------------- evaluation
-    def evaluate(self, q: np.ndarray, *, hessian: bool) -> None:
-        """Fill every term's per-stencil energy and gradient (and Hessian when asked) at
-        ``q`` [n_dofs]."""
-        for t, e, g, h in zip(self.terms, self.energy, self.grad, self.hess):
-            t.evaluate(q, e, g, h if hessian else None)
+    def evaluate(self, q: np.ndarray, *, hessian: bool, only=None) -> None:
+        """Fill every term's (or the terms of indices ``only``) per-stencil energy and gradient
+        (and Hessian when asked) at ``q`` [n_dofs]."""
+        for k in range(len(self.terms)) if only is None else only:
+            self.terms[k].evaluate(q, self.energy[k], self.grad[k],
+                                   self.hess[k] if hessian else None)
 
     def energy_sum(self) -> float:
         """Sum of all terms' per-stencil energies from the last evaluation [J]."""

@@ -12,7 +12,20 @@ The system.  A model gives the integrator an object with these members
 - ``begin_step(q)``: called once at the start of a step with the step's start configuration
   ``q_n`` (a buffer the integrator owns: copy what is kept), e.g. to snapshot reference frames;
 - ``prepare(q)``: called before the terms are evaluated at a new iterate ``q`` (e.g. transport
-  reference frames from the step start to ``q``); must be idempotent for a given ``q``.
+  reference frames from the step start to ``q``); must be idempotent for a given ``q`` between
+  two calls of ``accept``;
+- ``accept(q)`` (optional): called after each accepted Newton move that the solve goes on
+  from (or that ends a line-searched step), right after ``prepare(q)`` at the new iterate
+  ``q``.  A system whose terms read reference frames transported from a base re-bases them on
+  ``q`` (:meth:`strandlab.rods.frames.RodFrames.rebase`), leaving the frames and the energy at
+  ``q`` unchanged: the merit of the next line search is then the energy with frames
+  transported from ``q``, the one whose gradient and Hessian the terms compute at ``q``.
+  (Transported from the step's start instead, the frames differ from those by the transport's
+  holonomy once an edge has turned within the step, and the computed gradient is not the
+  merit's: Newton stalls with line searches of ``1/512``.)  Terms whose derivatives at ``q``
+  depend on the base (:attr:`~.terms.StencilTerm.reads_base`) are evaluated again after it.
+  Not called after the last move of a fixed-count step without line search (that iterate is
+  not evaluated).
 
 The step.  From ``(q_n, v_n)`` with step ``h`` [s], :meth:`ImplicitEuler.step` minimises over
 the free DOFs
@@ -428,6 +441,9 @@ class ImplicitEuler:
         self._diag, self._zeros, self._dh = np.zeros(n), np.zeros(n), np.zeros(n)
         self._dir = np.zeros(n)
         self._limiters = tuple(t for t in system.terms if getattr(t, "limits_step", False))
+        self._accept = getattr(system, "accept", None)
+        self._reads_base = tuple(k for k, t in enumerate(system.terms)
+                                 if getattr(t, "reads_base", False))
         self._limited = 0
         self._no_fixed = np.zeros(n, dtype=np.bool_)
         self._part = np.zeros((self.assembly.n_blocks, 3))
@@ -459,9 +475,17 @@ class ImplicitEuler:
                              f"({self.n_dofs},)")
         return x
 
-    def _evaluate(self, q, *, hessian: bool) -> None:
-        self.system.prepare(q)
+    def _evaluate(self, q, *, hessian: bool, prepare: bool = True) -> None:
+        if prepare:
+            self.system.prepare(q)
         self.assembly.evaluate(q, hessian=hessian)
+
+    def _rebase(self, q, evaluated: bool) -> None:
+        """Tell the system that ``q`` (prepared there) is accepted; the terms that read the
+        base are evaluated again when the others' evaluation at ``q`` is kept."""
+        self._accept(q)
+        if evaluated and self._reads_base:
+            self.assembly.evaluate(q, hessian=True, only=self._reads_base)
 
     def _nonfinite(self, hessian: bool) -> ImplicitStepError:
         where = self.assembly.first_nonfinite(hessian=hessian)
@@ -519,13 +543,15 @@ class ImplicitEuler:
         converged = None
         failed = False
         evaluated = False
+        prepared = False
         g0 = 0.0
         fact0, lin0 = solver.factorizations, solver.linear_iterations
         limited0 = self._limited
         while True:
             if not evaluated:
-                self._evaluate(q, hessian=True)
+                self._evaluate(q, hessian=True, prepare=not prepared)
                 evals += 1
+                prepared = False
             merit0, gnorm = self._gradient(q, a, cn, beta_h, f, fixed)
             if not (math.isfinite(gnorm) and math.isfinite(merit0)):
                 raise self._nonfinite(hessian=True)
@@ -592,11 +618,17 @@ class ImplicitEuler:
                     break
                 min_step = min(min_step, alpha)
                 evaluated = trial_hessian
+                if self._accept is not None:
+                    self._rebase(q, evaluated)
             else:
                 _axpy_to(q, q, -cap, self._dx)
                 if q_fixed is not None and it == 1:
                     _set_fixed(q, q_fixed, fixed)
                 evaluated = False
+                if self._accept is not None and not last:
+                    self.system.prepare(q)
+                    self._rebase(q, False)
+                    prepared = True
             if last:
                 break
         return StepInfo(iterations=it, converged=converged, residual=residuals[-1],

@@ -52,6 +52,11 @@ class StencilTerm(ABC):
     """True for a term that bounds how far one move of an iterate may go (:meth:`max_step`):
     the integrator then asks it before every Newton move and the inertial first iterate."""
 
+    reads_base: bool = False
+    """True for a term whose values at ``q`` depend on the base the system re-bases in
+    ``accept`` (e.g. derivatives of a transport from the base's reference frames), not only on
+    ``q``: the integrator evaluates it again after each ``accept``."""
+
     def max_step(self, q: np.ndarray, dq: np.ndarray) -> float:
         """The largest ``alpha`` in (0, 1] for which the straight move from ``q`` to
         ``q + alpha dq`` [n_dofs] is admissible (e.g. no contact pair's surfaces pass through

@@ -11,8 +11,9 @@ are right-handed (``m2 = m3 x m1``).
 Frames (Chang et al. 2019, sections 3.3 and 4.2):
 
 - :func:`rod_edge_frame`, a rod edge ``(x_a, x_b)`` with material angle ``theta``: ``m3 = t =
-  (x_b - x_a) / |x_b - x_a|``; ``a1 = P(t_s -> t) a1_s`` the step start's reference director
-  ``a1_s`` (unit, perpendicular to the step start's tangent ``t_s``) parallel transported by the
+  (x_b - x_a) / |x_b - x_a|``; ``a1 = P(t_s -> t) a1_s`` the base's reference director
+  ``a1_s`` (the step start's or the last accepted Newton iterate's; unit, perpendicular to the
+  base's tangent ``t_s``) parallel transported by the
   minimal rotation taking ``t_s`` to ``t``, ``a1 = a1_s - (a1_s . t) / (1 + t_s . t) (t_s + t)``;
   ``a2 = t x a1``; ``m1 = cos(theta) a1 + sin(theta) a2``, ``m2 = t x m1``.  The Jacobian is
   that of this function of ``x`` at fixed ``(t_s, a1_s)``, holonomy of the transport included

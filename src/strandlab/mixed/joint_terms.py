@@ -38,7 +38,9 @@ not copied; rows named by ``rod_edge``): the reference director at an iterate is
 ``a1 = P(t_start -> t) a1_start``, the same function of ``q`` as the time-parallel transport of
 :func:`strandlab.rods.kernels.transport_frames` from the step start, so the derivatives are those
 of the energy the step minimises.  The model sets both arrays at the start of each step, then
-calls :meth:`_JointTerm.begin_step`.
+calls :meth:`_JointTerm.begin_step`, and re-bases them on each accepted Newton iterate (the
+rods' :meth:`~strandlab.rods.frames.RodFrames.rebase`): such a term ``reads_base``, and the
+integrator evaluates it again after a re-base.
 
 State.  Soft terms store one angle per stencil (``angles`` [S] [rad], the angle at the start of
 the step), used by the incremental modes and updated by :meth:`_JointTerm.begin_step`; a
@@ -146,6 +148,7 @@ class _JointTerm(_DERTerm):
             self.a1_start = np.zeros((1, 3))
             self.t_start = np.zeros((1, 3))
             return ints, sign
+        self.reads_base = True          # the rods' frames are transported from the base
         if a1_start is None or t_start is None or rod_edge is None:
             raise ValueError(f"term {name!r}: kinds {self.kinds} need rod_edge, a1_start and "
                              "t_start")

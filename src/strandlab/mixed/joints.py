@@ -42,7 +42,7 @@ difference of ``J_r(x)^T g`` at fixed ``g = grad_r phi`` over each stencil coord
 :data:`FD_REL` times the shortest distance from the stencil's first vertex to another vertex
 for positions, :data:`FD_REL` rad for angles), then the whole Hessian is symmetrised.  It
 vanishes at rest (``g = 0``); its relative error is of order ``(FD_REL / (1 + t_s . t))^2``
-(larger when a rod's tangent has turned far from its step start).
+(larger when a rod's tangent has turned far from its base, the last accepted iterate).
 
 Degenerate stencils (a frame undefined, ``m3 = -n3`` for the twist transport, ``d = -dbar`` for
 the bend angle) get energy +inf and zero gradient and Hessian.

@@ -136,3 +136,9 @@ class MixedSystem:
         """The rods' reference frames at iterate ``q``."""
         if self.model.n_rod_edges:
             self.frames.prepare(q)
+
+    def accept(self, q: np.ndarray) -> None:
+        """Re-base the rods' reference frames (and so the rod sides of the connections, which
+        share their base arrays) on the accepted Newton iterate ``q`` (prepared there)."""
+        if self.model.n_rod_edges:
+            self.frames.rebase(q, prepared=True)

@@ -2,10 +2,15 @@
 keeps beside its coordinates.
 
 Before a step the model loads the step's start (:meth:`RodFrames.load`); at every Newton iterate
-``q`` the integrator's ``prepare`` calls :meth:`RodFrames.prepare`, which transports the step's
+``q`` the integrator's ``prepare`` calls :meth:`RodFrames.prepare`, which transports the base's
 reference directors to the iterate's tangents (time-parallel transport) and recomputes the
 reference twist of every bend-twist stencil, unwrapped to the branch nearest its value at the
-start of the step.
+base.  The base is the step's start until the integrator accepts a Newton move
+(:meth:`RodFrames.rebase`): the frames are then carried on from the accepted iterate, so that the
+energy the next line search decreases (frames transported from that iterate) is the one whose
+gradient and Hessian the terms compute there (their formulas are exact for frames transported
+from the point of evaluation; transported from an older base, the frames would differ from
+those by the transport's holonomy once an edge has turned, docs/der.md "Frames").
 """
 from __future__ import annotations
 
@@ -39,7 +44,8 @@ class RodFrames:
 
     Attributes the terms read (by reference): ``a1``, ``a2`` [E, 3] (at the last prepared
     iterate) and ``ref_twist`` [B] [rad].  ``q_prev`` [N], ``a1_prev`` and ``t_prev`` (unit
-    tangents) [E, 3]: the step's start (arrays kept in place, so terms may hold them).
+    tangents) [E, 3]: the base, the step's start or the last accepted iterate (arrays kept in
+    place, so terms may hold them).
     """
 
     def __init__(self, *, edge_dofs, edge_dof, bend_dofs, bend_edges, q0, a1_0, ref_twist0):
@@ -72,7 +78,7 @@ class RodFrames:
         unit_tangents(q, self.edge_dofs, self.t_prev)
 
     def prepare(self, q: np.ndarray) -> None:
-        """Reference frames and twists at iterate ``q`` (transported from the step's start)."""
+        """Reference frames and twists at iterate ``q`` (transported from the base)."""
         self.a1[...] = self.a1_prev
         ne, nb = len(self.edge_dofs), len(self.bend_dofs)
         tf = transport_frames if use_parallel(2, FRAME_WORK * ne) else transport_frames_serial
@@ -81,6 +87,18 @@ class RodFrames:
             rt = reference_twists if use_parallel(2, TWIST_WORK * nb) else \
                 reference_twists_serial
             rt(q, self.bend_dofs, self.bend_edges, self.a1, self._tw_prev, self.ref_twist)
+
+    def rebase(self, q: np.ndarray, *, prepared: bool = False) -> None:
+        """Make iterate ``q`` the base: its frames (:meth:`prepare`, skipped when ``prepared``
+        says the last call was ``prepare(q)``) become the directors and twists later iterates
+        are transported from.  The frames at ``q`` do not change, so neither do the material
+        frames (the edge angles stay relative to them) nor any energy at ``q``."""
+        if not prepared:
+            self.prepare(q)
+        self.q_prev[...] = q
+        self.a1_prev[...] = self.a1
+        self._tw_prev[...] = self.ref_twist
+        self._tangents(q)
 
     def material_d1(self, q: np.ndarray, a1: np.ndarray) -> np.ndarray:
         """The material direction m1 of every edge [E, 3] for coordinates ``q`` whose reference

@@ -84,9 +84,11 @@ def mixed_frisbee(*, rim: str = "coupled", radius: float = 0.12, rings: int = 9,
         mb.hold(arc_a, frame=fa, turn_only=True)
         mb.hold(arc_b, frame=fb, turn_only=True)
     b.add_simplicial_mesh(mb.build())
-    # the disk does not fold onto itself: no surface contact (the most costly part of a step)
+    # the disk does not fold onto itself: no surface contact (the most costly part of a step);
+    # the exact Hessian: with the projected one Newton converges only linearly once the arcs
+    # stop turning (docs/mixed.md, "Newton and the rods")
     return Simulation(f"mixed_frisbee_{rim}", b.build(),
-                      MixedSettings(damping=10.0, self_contact=False, max_iterations=10), dt,
+                      MixedSettings(damping=10.0, hessian="exact", self_contact=False), dt,
                       frames, description="Fig. 13: nylon frisbee held at two arcs of its rim, "
                       + {"none": "no rod", "free": "rod turned in a sleeve (uncoupled)",
                          "coupled": "rod turned and coupled to the cloth"}[rim],
@@ -303,7 +305,7 @@ def mixed_sticky_hand(*, hand: str = "green", young: float | None = None,
     name = (hand if young == STICKY_HANDS.get(hand) else f"E{young:g}") + \
         ("" if connection else "_free")
     return Simulation(f"mixed_sticky_hand_{name}", b.build(),
-                      MixedSettings(damping=10.0, self_contact=False, max_iterations=10), dt,
+                      MixedSettings(damping=10.0, self_contact=False), dt,
                       frames,
                       description=f"Fig. 11: sticky hand of rubber E = {young:g} Pa on a "
                       "clamped cord, drooping under its weight",
