@@ -91,14 +91,21 @@ def run_pypbd(n_rods: int, n_edges: int, *, steps: int, timeout: float = 900.0) 
     return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:]}
 
 
+# The strain bound is off: the paper's budget stretches these stiff rods past the default
+# bound (0.57 at step 11 of one rod of 20 edges), and the strain is what the tables report.
 CONFIGS = {
-    "paper": dict(iterations=10, substeps=1, stiffness="alpha", length_solver="gauss-seidel"),
-    "direct": dict(iterations=1, substeps=10, stiffness="alpha", length_solver="direct"),
+    "paper": dict(iterations=10, substeps=1, stiffness="alpha", length_solver="gauss-seidel",
+                  max_strain=None),
+    "direct": dict(iterations=1, substeps=10, stiffness="alpha", length_solver="direct",
+                   max_strain=None),
 }
 
 
 def _settings(name: str):
-    return sl.PBDSettings(**CONFIGS[name])
+    cfg = dict(CONFIGS[name])
+    if "max_strain" not in sl.PBDSettings.__dataclass_fields__:
+        cfg.pop("max_strain")          # an older checkout (--compare-to) had no strain bound
+    return sl.PBDSettings(**cfg)
 
 
 def run_cases(cases: list[str], threads: list[int], steps: int, repeats: int = 3) -> list[dict]:
