@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .self_contact import capsule_gap, push_capsule_pair
+from .self_contact import capsule_gap, move_capsule_pair, push_capsule_pair
 
 __all__ = ["SegmentSet", "make_segment_set", "chain_segments", "default_skip", "pair_excluded",
            "pair_gap", "project_pairs", "pair_normals", "project_pairs_along",
@@ -292,13 +292,7 @@ def project_pairs_along(x, w, segs, pairs, n_pairs, normals, mass_scale, heavy):
         wsum = (1 - s) * (1 - s) * w[a] + s * s * w[b] + (1 - t) * (1 - t) * w[c] + t * t * w[d]
         if wsum <= 0.0:
             continue
-        lam = (contact - gap) / wsum
-        for r in range(3):
-            nr = nx if r == 0 else (ny if r == 1 else nz)
-            x[a, r] += lam * (1 - s) * w[a] * nr
-            x[b, r] += lam * s * w[b] * nr
-            x[c, r] -= lam * (1 - t) * w[c] * nr
-            x[d, r] -= lam * t * w[d] * nr
+        move_capsule_pair(x, w, a, b, c, d, s, t, (contact - gap) / wsum, nx, ny, nz)
         count += 1
         _mark_heavy(mass_scale, a, heavy)
         _mark_heavy(mass_scale, b, heavy)

@@ -79,16 +79,21 @@ def push_capsule_pair(x, w, a, b, c, d, s, t, px, py, pz, dist, thickness):
     if wsum <= 0.0:
         return False
     lam = (thickness - dist) / wsum
-    nx = px / dist
-    ny = py / dist
-    nz = pz / dist
+    move_capsule_pair(x, w, a, b, c, d, s, t, lam, px / dist, py / dist, pz / dist)
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def move_capsule_pair(x, w, a, b, c, d, s, t, lam, nx, ny, nz):
+    """Move segment ``a-b`` by ``+lam n`` and segment ``c-d`` by ``-lam n`` at their points
+    ``s``, ``t``: point ``k`` by ``lam w_k beta_k n`` with the barycentric weights
+    ``beta = (1 - s, s, 1 - t, t)`` (linear momentum kept)."""
     for r in range(3):
         nr = nx if r == 0 else (ny if r == 1 else nz)
         x[a, r] += lam * (1 - s) * w[a] * nr
         x[b, r] += lam * s * w[b] * nr
         x[c, r] -= lam * (1 - t) * w[c] * nr
         x[d, r] -= lam * t * w[d] * nr
-    return True
 
 
 @njit(cache=True)
