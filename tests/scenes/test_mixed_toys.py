@@ -99,7 +99,7 @@ def test_fig11_sticky_hands_droop_in_the_order_of_their_stiffness():
     # stiffest pair is near the linear 1 / E scaling (ratio 1.74 against 2 at small deflection)
     d = [drops[h] for h in ("purple", "red", "green", "blue")]
     assert all(a - b > 0.015 for a, b in zip(d, d[1:]))
-    assert 1.5 < d[2] / d[3] < 2.1
+    assert 2.1 > d[2] / d[3] > 1.5
     assert d[0] > 0.09                           # the softest hangs nearly straight down
     # the stiff point connection holds the hand out: as a ball joint at the wrist even the
     # stiffest hand hangs down
