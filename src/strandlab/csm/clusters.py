@@ -28,7 +28,7 @@ from numba import njit
 
 from .kernels import HELD_WEIGHT, _collide, _velocity
 from .length_newton import TOLERANCE, _sym_apply, _sym_inverse, newton_pass
-from .rotation import quat_rotate, rotation_of_moment
+from .rotation import add_moment, quat_rotate, rotation_of_moment
 from .tension import length_init, tear
 
 __all__ = ["cluster_integrate", "cluster_centres", "cluster_match", "snap_ties", "tie_masses",
@@ -136,22 +136,14 @@ def cluster_match(m, st, sc, p):
             ry += w * rest[i, 1]
             rz += w * rest[i, 2]
         cx, cy, cz, rx, ry, rz = cx / mt, cy / mt, cz / mt, rx / mt, ry / mt, rz / mt
-        a00 = a01 = a02 = a10 = a11 = a12 = a20 = a21 = a22 = 0.0
+        mom = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         for i in range(a, b):
             w = m.mass[i] * sc.sm_weight[i] * (HELD_WEIGHT if m.inv_mass[i] == 0.0 else 1.0)
-            dx, dy, dz = x[i, 0] - cx, x[i, 1] - cy, x[i, 2] - cz
-            qx, qy, qz = w * (rest[i, 0] - rx), w * (rest[i, 1] - ry), w * (rest[i, 2] - rz)
-            a00 += dx * qx
-            a01 += dx * qy
-            a02 += dx * qz
-            a10 += dy * qx
-            a11 += dy * qy
-            a12 += dy * qz
-            a20 += dz * qx
-            a21 += dz * qy
-            a22 += dz * qz
+            mom = add_moment(mom, x[i, 0] - cx, x[i, 1] - cy, x[i, 2] - cz,
+                             w * (rest[i, 0] - rx), w * (rest[i, 1] - ry), w * (rest[i, 2] - rz))
         q = st.cluster_quat
-        qw, qx_, qy_, qz_ = rotation_of_moment(a00, a01, a02, a10, a11, a12, a20, a21, a22,
+        qw, qx_, qy_, qz_ = rotation_of_moment(mom[0], mom[1], mom[2], mom[3], mom[4], mom[5],
+                                               mom[6], mom[7], mom[8],
                                                q[c, 0], q[c, 1], q[c, 2], q[c, 3])
         q[c, 0], q[c, 1], q[c, 2], q[c, 3] = qw, qx_, qy_, qz_
         comp = m.cluster_compliance[c]

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..collision.analytic import collide_point, contact_friction
-from .rotation import quat_rotate, rotation_of_moment
+from .rotation import add_moment, quat_rotate, rotation_of_moment
 from .tension import natural_scale, segment_length, tension_phase
 from .twist import average_twist, twist_forces, update_frames
 
@@ -128,25 +128,16 @@ def _match_region(k, lo, hi, m, st, sc):
     """Goal positions of region ``k`` (particles ``lo..hi``) added to ``sc.goal``."""
     x = st.x
     mt, cx, cy, cz, rx, ry, rz = _region_sums(lo, hi, m, st, sc)
-    a00 = a01 = a02 = a10 = a11 = a12 = a20 = a21 = a22 = 0.0
+    a = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     px = py = pz = 0.0
     for i in range(lo, hi + 1):
         w = sc.sm_mass[i] / sc.count[i]
-        dx, dy, dz = x[i, 0] - cx, x[i, 1] - cy, x[i, 2] - cz
-        qx, qy, qz = w * (px - rx), w * (py - ry), w * (pz - rz)
-        a00 += dx * qx
-        a01 += dx * qy
-        a02 += dx * qz
-        a10 += dy * qx
-        a11 += dy * qy
-        a12 += dy * qz
-        a20 += dz * qx
-        a21 += dz * qy
-        a22 += dz * qz
+        a = add_moment(a, x[i, 0] - cx, x[i, 1] - cy, x[i, 2] - cz,
+                       w * (px - rx), w * (py - ry), w * (pz - rz))
         if i < hi:
             px, py, pz = _advance(i, m, sc, px, py, pz)
     q = st.quat
-    qw, qx_, qy_, qz_ = rotation_of_moment(a00, a01, a02, a10, a11, a12, a20, a21, a22,
+    qw, qx_, qy_, qz_ = rotation_of_moment(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
                                            q[k, 0], q[k, 1], q[k, 2], q[k, 3])
     q[k, 0], q[k, 1], q[k, 2], q[k, 3] = qw, qx_, qy_, qz_
     px = py = pz = 0.0

@@ -116,6 +116,14 @@ def _newton_step(qw, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz):
 
 
 @njit(**_OPTS)
+def add_moment(a, dx, dy, dz, qx, qy, qz):
+    """The moment matrix ``a`` (nine floats, row-major) plus ``d q^T``; returns nine floats."""
+    return (a[0] + dx * qx, a[1] + dx * qy, a[2] + dx * qz,
+            a[3] + dy * qx, a[4] + dy * qy, a[5] + dy * qz,
+            a[6] + dz * qx, a[7] + dz * qy, a[8] + dz * qz)
+
+
+@njit(**_OPTS)
 def rotation_of_moment(a00, a01, a02, a10, a11, a12, a20, a21, a22, qw, qx, qy, qz):
     """The rotation of the moment matrix ``A`` (row-major scalars ``aij``), warm-started at the
     unit quaternion ``q``; returns the new unit quaternion ``(w, x, y, z)``.
