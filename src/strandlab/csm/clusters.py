@@ -26,7 +26,7 @@ import math
 
 from numba import njit
 
-from .kernels import HELD_WEIGHT, _collide, _velocity
+from .kernels import HELD_WEIGHT, _collide, _velocity, start_particle
 from .length_newton import TOLERANCE, _sym_apply, _sym_inverse, newton_pass
 from .rotation import add_moment, quat_rotate, rotation_of_moment
 from .tension import length_init, tear
@@ -98,12 +98,7 @@ def cluster_integrate(m, st, sc, p):
                                 sc.cluster_torque[c, 1], sc.cluster_torque[c, 2])
         cx, cy, cz = sc.cluster_c[c, 0], sc.cluster_c[c, 1], sc.cluster_c[c, 2]
         for i in range(m.cluster_start[c], m.cluster_start[c + 1]):
-            for r in range(3):
-                sc.x_old[i, r] = x[i, r]
-            d = m.vertex_drive[i]
-            if d >= 0:
-                for r in range(3):
-                    x[i, r] = sc.drive_pos[d, r]
+            if start_particle(i, x, m, sc):
                 continue
             tx, ty, tz = _cross(ax, ay, az, x[i, 0] - cx, x[i, 1] - cy, x[i, 2] - cz)
             for r in range(3):

@@ -70,18 +70,27 @@ _INLINE = {"cache": True, "error_model": "numpy", "inline": "always"}
 # ------------------------------------------------------------------------------- helpers
 # ------------------------------------------------------------------------------- phases
 @njit(**_INLINE)
+def start_particle(i, x, m, sc):
+    """Keep particle ``i``'s position in ``sc.x_old``; a driven particle goes to its target
+    (returns True: nothing is integrated for it)."""
+    for r in range(3):
+        sc.x_old[i, r] = x[i, r]
+    d = m.vertex_drive[i]
+    if d < 0:
+        return False
+    for r in range(3):
+        x[i, r] = sc.drive_pos[d, r]
+    return True
+
+
+@njit(**_INLINE)
 def _integrate(a, b, m, st, sc, p):
     """Phase 2: explicit velocities and unconstrained positions of chain ``a..b``."""
     x, v = st.x, st.v
     h = p.h
     g = m.gravity
     for i in range(a, b + 1):
-        for r in range(3):
-            sc.x_old[i, r] = x[i, r]
-        d = m.vertex_drive[i]
-        if d >= 0:
-            for r in range(3):
-                x[i, r] = sc.drive_pos[d, r]
+        if start_particle(i, x, m, sc):
             continue
         w = m.inv_mass[i]
         wt = 1.0 / (m.mass[i] + h * h * sc.k_twist[i])
