@@ -131,7 +131,7 @@ class _JointTerm(_DERTerm):
         m = _j.N_FEATURES[self.ttype]
         self._work = (np.zeros((n, k)), np.zeros((n, 3, 9)), np.zeros((n, 3, 9, k)),
                       np.zeros((n, 6)), np.zeros((n, 6, k)), np.zeros((n, 6)),
-                      np.zeros((n, 6, 6)), np.zeros((n, 2, k)))
+                      np.zeros((n, 6, 6)), np.zeros((n, 2, k)), np.zeros((n, 3, 9)))
         self.params = np.zeros((n, 1 + m if not self.soft else 6))
         self.angles = np.zeros(n)
         self._status = (np.zeros(n), np.zeros((n, k)), np.zeros((0, k, k)))

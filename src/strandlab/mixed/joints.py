@@ -36,13 +36,19 @@ gradient is that of ``atan2(s, c)``.
 
 Derivatives.  With ``J_r`` the analytic Jacobian of the features (chain rule through the frame
 Jacobians), the gradient is ``J_r^T grad_r phi`` and the Hessian
-``J_r^T Hess_r phi J_r + sum_i (d phi / d r_i) Hess r_i``: the first part (the Gauss-Newton part,
-with the exact ``Hess_r phi`` of the angle functions) is analytic; the second is the central
-difference of ``J_r(x)^T g`` at fixed ``g = grad_r phi`` over each stencil coordinate (steps
-:data:`FD_REL` times the shortest distance from the stencil's first vertex to another vertex
-for positions, :data:`FD_REL` rad for angles), then the whole Hessian is symmetrised.  It
-vanishes at rest (``g = 0``); its relative error is of order ``(FD_REL / (1 + t_s . t))^2``
-(larger when a rod's tangent has turned far from its base, the last accepted iterate).
+``J_r^T Hess_r phi J_r + sum_i (d phi / d r_i) Hess r_i``.  The first part (with the exact
+``Hess_r phi`` of the angle functions) is analytic.  In the second, with ``w = (dr/dD)^T
+grad_r phi`` the energy's gradient w.r.t. the director products, ``sum_i g_i Hess r_i =
+J_D^T (sum_i g_i d^2 r_i / dD^2) J_D + sum_ij w_ij Hess (m_i . n_j)`` (the first term only for
+the point twist pair, whose transport is not linear in ``D``), and ``Hess (m_i . n_j) =
+J(m_i)^T J(n_j) + J(n_j)^T J(m_i) + n_j . Hess m_i + m_i . Hess n_j``.  All of it is analytic
+but the frames' own curvature, ``sum_a u_a Hess F_a`` per side with fixed weights ``u``: the
+forward difference of ``J_F(x)^T u`` over that side's coordinates only (steps :data:`FD_REL`
+times the shortest distance from the stencil's first vertex to another vertex for positions,
+:data:`FD_REL` rad for angles; one frame evaluation per coordinate, not both frames and their
+products); then the whole Hessian is symmetrised.  The difference part vanishes at rest
+(``w = 0``); its relative error is of order ``FD_REL / (1 + t_s . t)`` (larger when a rod's
+tangent has turned far from its base, the last accepted iterate).
 
 Degenerate stencils (a frame undefined, ``m3 = -n3`` for the twist transport, ``d = -dbar`` for
 the bend angle) get energy +inf and zero gradient and Hessian.
@@ -56,7 +62,8 @@ Kernel arguments are grouped in tuples:
   about m1, ``(m1, -m2, -m3)``); the rods' step start tangents and reference directors [R, 3];
 - ``par = (ttype, n_pos, p, angles, mode)``: term type, number of position slots (angle slots
   follow them), per stencil parameters float64 [S, P], stored angles ``delta_old`` [S], mode;
-- ``work = (x, frames, jac, r, jr, g, hp, v)``: per stencil scratch, allocated with the term.
+- ``work = (x, frames, jac, r, jr, g, hp, v, u)``: per stencil scratch, allocated with the
+  term (``u`` [S, 3, 9]: the two sides' curvature weights and ``w``).
 """
 from __future__ import annotations
 
@@ -101,8 +108,9 @@ EVALUATE = 0
 MEASURE = 1
 UPDATE = 2
 
-#: Relative step of the central differences in the Hessian.
-FD_REL = 1e-5
+#: Relative step of the forward differences in the Hessian (truncation error of this order,
+#: round-off of eps / FD_REL).
+FD_REL = 1e-7
 
 _SERIES = 1e-3   # bend angles below this use the series of omega / sin(omega) and its slopes
 _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
@@ -155,34 +163,41 @@ def _point_features(D, JD, r, jr):
 
 
 @njit(**_OPTS)
+def _side_frame(s, x, side, lay, F, J):
+    """Frame ``F`` [9] and Jacobian ``J`` [9, k] of side ``side`` of stencil ``s`` at ``x``;
+    1 if degenerate."""
+    kinds, slots, ints, sign, t_s, a1_s = lay
+    sl = slots[side]
+    kind = kinds[side]
+    if kind == ROD_EDGE:
+        ia, ib = (sl[1], sl[0]) if ints[s, side] != 0 else (sl[0], sl[1])
+        row = ints[s, 2 + side]
+        st = rod_edge_frame(x, ia, ib, sl[4], (t_s[row, 0], t_s[row, 1], t_s[row, 2]),
+                            (a1_s[row, 0], a1_s[row, 1], a1_s[row, 2]), F, J)
+    elif kind == TRIANGLE_VERTEX:
+        st = triangle_vertex_frame(x, sl[0], sl[1], sl[2], F, J)
+    elif kind == TRIANGLE_EDGE:
+        st = triangle_edge_frame(x, sl[0], sl[1], sl[2], F, J)
+    else:
+        st = tet_vertex_frame(x, sl[0], sl[1], sl[2], sl[3], F, J)
+    if st != FRAME_OK:
+        return 1
+    if sign[s, side] < 0.0:         # turned by pi about m1: (m1, -m2, -m3)
+        for i in range(3, 9):
+            F[i] = -F[i]
+            for c in range(J.shape[1]):
+                J[i, c] = -J[i, c]
+    return 0
+
+
+@njit(**_OPTS)
 def _features(s, x, ttype, lay, work):
     """Features ``r`` and their Jacobian ``jr`` of stencil ``s`` at local coordinates ``x``
     (written to ``work``, with the two frames, ``D`` and their Jacobians); 1 if degenerate."""
-    kinds, slots, ints, sign, t_s, a1_s = lay
     frames, jac, r, jr = work[1][s], work[2][s], work[3][s], work[4][s]
     for side in range(2):
-        F = frames[side]
-        J = jac[side]
-        sl = slots[side]
-        kind = kinds[side]
-        if kind == ROD_EDGE:
-            ia, ib = (sl[1], sl[0]) if ints[s, side] != 0 else (sl[0], sl[1])
-            row = ints[s, 2 + side]
-            st = rod_edge_frame(x, ia, ib, sl[4], (t_s[row, 0], t_s[row, 1], t_s[row, 2]),
-                                (a1_s[row, 0], a1_s[row, 1], a1_s[row, 2]), F, J)
-        elif kind == TRIANGLE_VERTEX:
-            st = triangle_vertex_frame(x, sl[0], sl[1], sl[2], F, J)
-        elif kind == TRIANGLE_EDGE:
-            st = triangle_edge_frame(x, sl[0], sl[1], sl[2], F, J)
-        else:
-            st = tet_vertex_frame(x, sl[0], sl[1], sl[2], sl[3], F, J)
-        if st != FRAME_OK:
+        if _side_frame(s, x, side, lay, frames[side], jac[side]) != 0:
             return 1
-        if sign[s, side] < 0.0:         # turned by pi about m1: (m1, -m2, -m3)
-            for i in range(3, 9):
-                F[i] = -F[i]
-                for c in range(J.shape[1]):
-                    J[i, c] = -J[i, c]
     D = frames[2]
     JD = jac[2]
     _products(frames[0], jac[0], frames[1], jac[1], D, JD)
@@ -329,28 +344,136 @@ def _size(x, n_pos):
 
 
 @njit(**_OPTS)
-def _fd_hessian(s, x, par, lay, work, m, H):
-    """Add ``sum_i g_i Hess r_i`` (central differences of ``J_r^T g``) to ``H`` [k, k];
-    1 if a perturbed stencil is degenerate."""
-    g = work[5][s]
+def _weights(ttype, D, g, w):
+    """``w = (dr/dD)^T g`` [9]: the gradient of the energy w.r.t. the director products."""
+    for a in range(9):
+        w[a] = 0.0
+    if ttype == POINT:
+        den = 1.0 + D[8]
+        u = D[6] / den
+        t = D[2] * g[0] + D[5] * g[1]
+        w[0] = g[0]
+        w[2] = g[2] - u * g[0]
+        w[3] = g[1]
+        w[5] = g[3] - u * g[1]
+        w[6] = -t / den
+        w[8] = g[4] + t * u / den
+    elif ttype == POINT_HARD:
+        for i in range(3):
+            w[3 * i] = g[2 * i]
+            w[3 * i + 1] = g[2 * i + 1]
+    else:
+        w[0] = g[0]
+        w[3] = g[1]
+        if ttype == CURVE_HARD:
+            w[6] = g[2]
+
+
+@njit(**_OPTS)
+def _add_outer(H, JD, p, q, c):
+    """``H += c (JD[p] JD[q]^T + JD[q] JD[p]^T)``."""
+    k = H.shape[0]
+    for a in range(k):
+        ca = c * JD[p, a]
+        cb = c * JD[q, a]
+        for b in range(k):
+            H[a, b] += ca * JD[q, b] + cb * JD[p, b]
+
+
+@njit(**_OPTS)
+def _add_transport_curvature(D, JD, g, H):
+    """The point twist pair's second derivatives w.r.t. ``D`` (``r0 = D11 - D13 D31 / (1 +
+    D33)``, ``r1`` with ``D23``), through ``JD``, times ``g``."""
+    den = 1.0 + D[8]
+    for i, b in ((0, 2), (1, 5)):
+        gi = -g[i]
+        _add_outer(H, JD, b, 6, gi / den)
+        _add_outer(H, JD, b, 8, -gi * D[6] / (den * den))
+        _add_outer(H, JD, 6, 8, -gi * D[b] / (den * den))
+        _add_outer(H, JD, 8, 8, gi * D[b] * D[6] / (den * den * den))
+
+
+@njit(**_OPTS)
+def _add_cross(FA, JA, FB, JB, w, u, y, H):
+    """``sum_ij w_ij (J(m_i)^T J(n_j) + J(n_j)^T J(m_i))`` into ``H``, and the weights
+    ``u[0] = (sum_j w_ij n_j)_i``, ``u[1] = (sum_i w_ij m_i)_j`` [9] of each side's frame
+    curvature."""
+    k = H.shape[0]
+    for i in range(3):
+        for c in range(3):
+            u[0, 3 * i + c] = (w[3 * i] * FB[c] + w[3 * i + 1] * FB[3 + c]
+                               + w[3 * i + 2] * FB[6 + c])
+            u[1, 3 * i + c] = w[i] * FA[c] + w[3 + i] * FA[3 + c] + w[6 + i] * FA[6 + c]
+            for b in range(k):
+                y[b] = (w[3 * i] * JB[c, b] + w[3 * i + 1] * JB[3 + c, b]
+                        + w[3 * i + 2] * JB[6 + c, b])
+            row = 3 * i + c
+            for a in range(k):
+                ja = JA[row, a]
+                ya = y[a]
+                for b in range(k):
+                    H[a, b] += ja * y[b] + ya * JA[row, b]
+
+
+@njit(**_OPTS)
+def _frame_jtu(s, x, side, lay, work, u, out):
+    """``out = J^T u`` of side ``side``'s frame at ``x`` (frame and Jacobian into ``work``);
+    1 if degenerate."""
+    F = work[1][s][side]
+    J = work[2][s][side]
+    if _side_frame(s, x, side, lay, F, J) != 0:
+        return 1
+    for c in range(J.shape[1]):
+        acc = 0.0
+        for a in range(9):
+            acc += J[a, c] * u[a]
+        out[c] = acc
+    return 0
+
+
+@njit(**_OPTS)
+def _frame_curvature(s, x, side, par, lay, work, u, H):
+    """Add ``sum_a u_a Hess F_a`` of side ``side``'s frame (forward differences of ``J^T u``
+    over that side's coordinates, steps :data:`FD_REL`) to ``H``; 1 if a perturbed frame is
+    degenerate."""
     v = work[7][s]
-    jr = work[4][s]
-    n_pos = par[1]
-    L = _size(x, n_pos)
-    for j in range(x.shape[0]):
-        h = FD_REL * (L if j < n_pos else 1.0)
-        xj = x[j]
-        x[j] = xj + h
-        st = _features(s, x, par[0], lay, work)
-        _jtg(jr, g, m, v[0])
-        x[j] = xj - h
-        st += _features(s, x, par[0], lay, work)
-        _jtg(jr, g, m, v[1])
-        x[j] = xj
-        if st:
+    sl = lay[1][side]
+    L = _size(x, par[1])
+    if _frame_jtu(s, x, side, lay, work, u, v[1]) != 0:
+        return 1
+    for t in range(5):
+        if sl[t] < 0:
+            continue
+        for j in range(sl[t], sl[t] + (1 if t == 4 else 3)):
+            h = FD_REL * (1.0 if t == 4 else L)
+            xj = x[j]
+            x[j] = xj + h
+            st = _frame_jtu(s, x, side, lay, work, u, v[0])
+            x[j] = xj
+            if st:
+                return 1
+            for a in range(x.shape[0]):
+                H[a, j] += (v[0, a] - v[1, a]) / h
+    return 0
+
+
+@njit(**_OPTS)
+def _second_order(s, x, par, lay, work, m, H):
+    """Add ``sum_i g_i Hess r_i`` to ``H`` [k, k]: through ``D``, the frames' Jacobians
+    (exact) and their curvature (central differences per side); 1 if a perturbed stencil is
+    degenerate."""
+    ttype = par[0]
+    frames, jac = work[1][s], work[2][s]
+    g = work[5][s]
+    u = work[8][s]
+    w = u[2]
+    _weights(ttype, frames[2], g, w)
+    if ttype == POINT:
+        _add_transport_curvature(frames[2], jac[2], g, H)
+    _add_cross(frames[0], jac[0], frames[1], jac[1], w, u, work[7][s][0], H)
+    for side in range(2):
+        if _frame_curvature(s, x, side, par, lay, work, u[side], H) != 0:
             return 1
-        for a in range(x.shape[0]):
-            H[a, j] += (v[0, a] - v[1, a]) / (2.0 * h)
     return 0
 
 
@@ -384,7 +507,7 @@ def _stencil(s, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess):
                     acc += jr[i, a] * hp[i, j] * jr[j, b]
             H_out[s, a, b] = acc
     H = H_out[s]
-    if _fd_hessian(s, x, par, lay, work, m, H) != 0:
+    if _second_order(s, x, par, lay, work, m, H) != 0:
         _clear(s, e_out, g_out, H_out, want_hess)
         e_out[s] = math.inf
         return 1
