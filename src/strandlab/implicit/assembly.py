@@ -50,12 +50,15 @@ kernels take 1.5-3 ns per unit, so below ~5e4 units (~100 us) two threads gain l
 (docs/implicit.md)."""
 
 
-def use_parallel(n_blocks: int, work: int, parallel: bool | None = None) -> bool:
+def use_parallel(n_blocks: int, work: int, parallel: bool | None = None, *,
+                 min_work: int | None = None) -> bool:
     """Whether to run the parallel twin of a kernel: ``parallel`` when given, else several
-    blocks, several Numba threads and ``work >= PARALLEL_MIN_WORK``."""
+    blocks, several Numba threads and ``work >= min_work`` (default
+    :data:`PARALLEL_MIN_WORK`; a kernel whose parallel call costs more sets its own)."""
     if parallel is not None:
         return bool(parallel)
-    return n_blocks > 1 and work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1
+    least = PARALLEL_MIN_WORK if min_work is None else min_work
+    return n_blocks > 1 and work >= least and numba.get_num_threads() > 1
 
 
 def check_block_start(block_start, n_dofs: int) -> np.ndarray:

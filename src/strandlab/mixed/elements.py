@@ -27,7 +27,16 @@ __all__ = [
     "bending_stiffness",
     "lumped_masses",
     "triangle_hinges",
+    "ELEMENT_PARALLEL_MIN_WORK",
 ]
+
+#: Work (units of about 2 ns: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`) below
+#: which the shell, solid and connection kernels run serially.  Their parallel twins took half
+#: the serial time plus 50-70 us on the 2-core development machine (membranes, hinges,
+#: tetrahedra and connections of the built-in objects, back to back: e.g. 330 tetrahedra
+#: 147 us serial, 173 us parallel; 702 hinges 243 / 216 us; 1536 membrane triangles
+#: 504 / 297 us), so two threads pay from about 150 us of serial work.
+ELEMENT_PARALLEL_MIN_WORK = 75000
 
 
 # ------------------------------------------------------------------------------ checks

@@ -54,6 +54,7 @@ from ..implicit.assembly import use_parallel
 from ..implicit.terms import check_dofs
 from ..rods.terms import _DERTerm, _per_stencil, _shared
 from . import joints as _j
+from .elements import ELEMENT_PARALLEL_MIN_WORK
 from .frames import ROD_EDGE, TET_VERTEX, TRIANGLE_EDGE, TRIANGLE_VERTEX
 
 __all__ = ["PointJointTerm", "PointHardTerm", "CurveJointTerm", "CurveHardTerm", "MODES",
@@ -64,9 +65,12 @@ __all__ = ["PointJointTerm", "PointHardTerm", "CurveJointTerm", "CurveHardTerm",
 MODES = {"direct": _j.DIRECT, "incremental1": _j.INCREMENTAL_I,
          "incremental2": _j.INCREMENTAL_II}
 
-#: Serial cost of one stencil with and without the Hessian, in the work units of
-#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`.
-JOINT_WORK = (20000, 600)
+#: Serial cost of one stencil of ``k`` slots with the Hessian, ``JOINT_WORK[0] * k^2``, and
+#: without, ``JOINT_WORK[1]``, in the work units of
+#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (about 2 ns): 5.1 us for a
+#: rod-triangle curve stencil (k = 10), 8.5-11 us for point stencils of 13-16 slots, 0.6-1.4 us
+#: without the Hessian, measured on the development machine (docs/mixed.md).
+JOINT_WORK = (25, 500)
 
 _POINT_KINDS = {"rod": (ROD_EDGE, 1), "triangle": (TRIANGLE_VERTEX, 2), "tet": (TET_VERTEX, 3)}
 _CURVE_KINDS = (("rod", "triangle"), ("triangle", "triangle"))
@@ -198,8 +202,10 @@ class _JointTerm(_DERTerm):
         return (self.ttype, self._n_pos, self.params, self.angles, MODES[self._mode])
 
     def _run(self, op, q, energy_out, grad_out, hess, want):
-        work = len(self.dofs) * JOINT_WORK[0 if want else 1]
-        kern = _j.joint_terms if use_parallel(2, work) else _j.joint_terms_serial
+        k = self.dofs.shape[1]
+        work = len(self.dofs) * (JOINT_WORK[0] * k * k if want else JOINT_WORK[1])
+        kern = _j.joint_terms if use_parallel(2, work, min_work=ELEMENT_PARALLEL_MIN_WORK) \
+            else _j.joint_terms_serial
         return kern(op, q, self.dofs, self._lay, self._par(), self._work, energy_out, grad_out,
                     hess, want)
 

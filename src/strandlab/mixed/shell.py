@@ -42,6 +42,7 @@ from numba import njit, prange
 from ..implicit.assembly import use_parallel
 from .dihedral import add_dihedral_hessian, dihedral_gradient, wrap_angle
 from .elements import (
+    ELEMENT_PARALLEL_MIN_WORK,
     ElementTerm,
     bending_stiffness,
     check_positions,
@@ -63,9 +64,9 @@ __all__ = ["ShellMembraneTerm", "ShellBendingTerm", "hinge_terms", "hinge_terms_
 ZERO_AREA = 1e-12
 
 #: Serial cost of one hinge with and without the Hessian (work units of
-#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`, about 2 ns each): 0.8 and 0.12 us
+#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`, about 2 ns each): 0.34 and 0.07 us
 #: measured on the development machine (docs/mixed.md).
-HINGE_WORK = (400, 60)
+HINGE_WORK = (170, 35)
 
 _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
 
@@ -261,7 +262,8 @@ class ShellBendingTerm(ElementTerm):
 
     def evaluate(self, q, energy_out, grad_out, hess_out):
         h, want = self._outputs(energy_out, grad_out, hess_out)
-        kern = hinge_terms if use_parallel(2, len(self.dofs) * HINGE_WORK[0 if want else 1]) \
+        work = len(self.dofs) * HINGE_WORK[0 if want else 1]
+        kern = hinge_terms if use_parallel(2, work, min_work=ELEMENT_PARALLEL_MIN_WORK) \
             else hinge_terms_serial
         bad = kern(q, self.dofs, self.rest_angle, self.weight, energy_out, grad_out, h, want)
         self._set_report(bad, energy_out)

@@ -31,16 +31,17 @@ import numpy as np
 from numba import njit, prange
 
 from ..implicit.assembly import use_parallel
-from .elements import ElementTerm, mark_degenerate
+from .elements import ELEMENT_PARALLEL_MIN_WORK, ElementTerm, mark_degenerate
 
 __all__ = ["StVKTerm", "stvk_terms", "stvk_terms_serial", "scratch", "STVK_WORK"]
 
 _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
 
-#: Serial cost of one tetrahedron with and without the Hessian in the work units of
-#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (about 2 ns each): 1.0 and 0.3 us
-#: measured on the development machine (a triangle: 0.7 and 0.3 us; docs/mixed.md).
-STVK_WORK = (500, 150)
+#: Serial cost of one simplex with and without the Hessian in the work units of
+#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (about 2 ns each), by the reference
+#: dimension ``d``: a membrane triangle 0.33 and 0.16 us, a tetrahedron 0.45 and 0.19 us,
+#: measured on the development machine (docs/mixed.md).
+STVK_WORK = {2: (165, 80), 3: (225, 95)}
 
 
 def scratch(n_stencils: int, n: int, d: int):
@@ -218,8 +219,9 @@ class StVKTerm(ElementTerm):
     def evaluate(self, q, energy_out, grad_out, hess_out):
         h, want = self._outputs(energy_out, grad_out, hess_out)
         n = len(self.dofs)
-        kern = stvk_terms if use_parallel(2, n * STVK_WORK[0 if want else 1]) else \
-            stvk_terms_serial
+        cost = STVK_WORK[self.shape_gradients.shape[2]][0 if want else 1]
+        kern = stvk_terms if use_parallel(2, n * cost, min_work=ELEMENT_PARALLEL_MIN_WORK) \
+            else stvk_terms_serial
         bad = kern(q, self.dofs, self.shape_gradients, self.rest_measure, self.mu, self.lam,
                    self.work, energy_out, grad_out, h, want)
         self._set_report(bad, energy_out)
