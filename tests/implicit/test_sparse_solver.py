@@ -309,3 +309,30 @@ def test_backend_choice(monkeypatch):
     assert SparseSolver(asm, backend="superlu").backend == "superlu"
     with pytest.raises(ValueError, match="contradicts"):
         SparseSolver(asm, backend="pardiso", use_cholmod=True)
+
+
+def test_shift_decays_from_the_last_one_needed():
+    # an indefinite matrix needs mu; factored again, the sequence starts at mu / growth (one
+    # failed try, not two: 0 and mu / growth).  Once the matrix is positive definite the
+    # starting shift falls by the growth factor per factorisation, down to none
+    rng = np.random.default_rng(24)
+    sol, A = setup(rng, negative=True)
+    fixed = np.zeros(N, bool)
+    mu = sol.factor(fixed).max_shift
+    assert mu > 0
+    before = sol.factorizations
+    assert sol.factor(fixed).max_shift == mu
+    assert sol.factorizations - before == 2
+    for t in sol.assembly.terms:
+        t.H *= -1.0
+    sol.assembly.evaluate(np.zeros(N), hessian=True)
+    sol.assemble(hess_scale=1.5, diagonal=np.ones(N))
+    shifts = []
+    for _ in range(12):
+        before = sol.factorizations
+        shifts.append(sol.factor(fixed).max_shift)
+        assert sol.factorizations - before == 1
+    g = sol.shift_growth
+    expect = [mu / g ** k for k in range(1, 12) if mu / g ** k >= sol.shift_initial]
+    assert shifts[:len(expect)] == pytest.approx(expect, rel=1e-12)
+    assert shifts[len(expect):] == [0.0] * (12 - len(expect))
