@@ -118,6 +118,33 @@ def test_reuse_meets_negative_curvature_and_shifts():
                                                   rhs), rtol=1e-8)
 
 
+def test_reuse_truncates_at_negative_curvature_met_later():
+    # the coupling stencils turned negative: the matrix is indefinite (lowest eigenvalue
+    # -18.8), but the first direction has positive curvature.  CG stops at the second, which
+    # has none, and returns the iterate so far (Newton-CG), no factorisation: the first CG
+    # step preconditioned by the kept factor, a descent direction
+    rng = np.random.default_rng(33)
+    terms = coupled_terms(rng)
+    diag = rng.uniform(0.5, 1.0, N)
+    asm, sol = solver_for(rng, terms, diag, method="reuse", pcg_rtol=1e-10)
+    sol.factor(np.zeros(N, bool))
+    P = dense(terms, diag)
+    terms[-1].H *= -1.0
+    asm.evaluate(np.zeros(N), hessian=True)
+    sol.assemble(hess_scale=1.0, diagonal=diag)
+    sol.factor(np.zeros(N, bool))
+    A = dense(terms, diag)
+    assert np.linalg.eigvalsh(A).min() < -10.0
+    x = np.zeros(N)
+    rhs = rng.normal(size=N)
+    sol.solve(rhs, x)
+    assert sol.factorizations == 1 and sol.solve_info is None
+    assert sol.linear_iterations == 2
+    z = np.linalg.solve(P, rhs)
+    np.testing.assert_allclose(x, (rhs @ z) / (z @ A @ z) * z, rtol=1e-9)
+    assert rhs @ x > 0
+
+
 def test_jacobi_cg():
     rng = np.random.default_rng(33)
     terms = coupled_terms(rng)

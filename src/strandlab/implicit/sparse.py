@@ -56,12 +56,17 @@ Methods (``method=``).  ``"direct"``: a new factorisation at every :meth:`Sparse
 DOFs stay the same, and :meth:`~SparseSolver.solve` runs the conjugate gradient method on the
 current matrix preconditioned by it (the matrix of a few Newton iterations or steps ago: close
 to the current one, so that a few iterations reach ``pcg_rtol``); a solve that takes more than
-``pcg_max_iterations``, or meets a direction of non-positive curvature, factors the current
-matrix and solves directly, and a solve that took more than half of them makes the next
-``factor`` factor afresh.  ``"jacobi"``: the conjugate gradient method with the diagonal as
-preconditioner, no factorisation unless it fails (for comparison: hundreds of iterations on
-the mixed model's matrices).  The iterative solves stop at ``|A x - b| <= pcg_rtol |b|``
-(inexact Newton: the Newton iteration still converges to the integrator's tolerance).
+``pcg_max_iterations``, or meets a direction of non-positive curvature at its first iteration,
+factors the current matrix and solves directly, and a solve that took more than half of them
+makes the next ``factor`` factor afresh.  A direction of non-positive curvature met later ends
+the solve with the iterate so far (truncated Newton-CG, Steihaug 1983: with a positive
+definite preconditioner every iterate before it is a descent direction), not with a
+factorisation: an indefinite matrix (a cloth under compression) then costs a few iterations
+where it cost a factorisation and its shift sequence (docs/implicit.md).  ``"jacobi"``: the
+conjugate gradient method with the diagonal as preconditioner, no factorisation unless it
+fails (for comparison: hundreds of iterations on the mixed model's matrices).  The iterative
+solves stop at ``|A x - b| <= pcg_rtol |b|`` (inexact Newton: the Newton iteration still
+converges to the integrator's tolerance).
 """
 from __future__ import annotations
 
@@ -680,8 +685,9 @@ class SparseSolver(LinearSolver):
 
     def _pcg(self, b: np.ndarray, x: np.ndarray) -> tuple[int, bool]:
         """Preconditioned conjugate gradients for ``A x = b`` on the free DOFs from ``x = 0``;
-        returns (iterations, converged).  Stops without convergence at a direction of
-        non-positive curvature or after ``pcg_max_iterations``."""
+        returns (iterations, usable).  At a direction of non-positive curvature it stops with
+        the iterate so far, usable after at least one step (truncated Newton-CG); after
+        ``pcg_max_iterations`` it stops, not usable."""
         r, z, p, ap = self._r, self._z, self._p, self._ap
         fixed = self._fixed_seen
         if self.method == "jacobi":
@@ -708,7 +714,7 @@ class SparseSolver(LinearSolver):
             self._matvec(p, ap)
             pap = float(p @ ap)
             if not (pap > 0.0 and rz > 0.0):
-                return it, False
+                return it, it > 1       # truncated at negative curvature (Newton-CG)
             alpha = rz / pap
             x += alpha * p
             r -= alpha * ap
