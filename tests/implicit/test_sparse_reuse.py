@@ -15,6 +15,7 @@ from strandlab.implicit import (
     SparseSolver,
     make_linear_solver,
 )
+from strandlab.implicit.sparse import PCG_LARGE
 
 
 class PairTerm(QuadraticTerm):
@@ -143,6 +144,22 @@ def test_reuse_truncates_at_negative_curvature_met_later():
     z = np.linalg.solve(P, rhs)
     np.testing.assert_allclose(x, (rhs @ z) / (z @ A @ z) * z, rtol=1e-9)
     assert rhs @ x > 0
+
+
+@pytest.mark.parametrize("n, given, expect", [(300, None, 20), (PCG_LARGE, None, 20),
+                                              (PCG_LARGE + 1, None, 40),
+                                              (PCG_LARGE + 1, 7, 7)])
+def test_reuse_iteration_cap_follows_the_system_size(n, given, expect):
+    # a factorisation of a large system costs more conjugate-gradient iterations
+    d = np.arange(n).reshape(-1, 1)
+    asm = Assembly([QuadraticTerm(d, np.ones((n, 1, 1)))], n, np.array([0, n]))
+    asm.evaluate(np.zeros(n), hessian=True)
+    sol = SparseSolver(asm, method="reuse", pcg_max_iterations=given)
+    sol.assemble(hess_scale=1.0, diagonal=np.ones(n))
+    fixed = np.zeros(n, bool)
+    fixed[0] = True                   # one fewer free DOF: the cap follows the free ones
+    sol.factor(fixed)
+    assert sol.pcg_max_iterations == expect
 
 
 def test_jacobi_cg():

@@ -82,7 +82,7 @@ from .assembly import Assembly, _first_nonfinite, _matvec_stencil, use_parallel
 from .linear import FactorInfo, LinearSolveError, LinearSolver, check_fixed
 
 __all__ = ["SparseSolver", "csr_pattern", "cholmod_available", "pardiso_available", "METHODS",
-           "BACKENDS"]
+           "BACKENDS", "PCG_LARGE"]
 
 BACKENDS = ("cholmod", "pardiso", "superlu")
 """Factorisations of the sparse solver, in the order ``backend="auto"`` tries them."""
@@ -252,6 +252,16 @@ METHODS = ("direct", "reuse", "jacobi")
 """The sparse solver's methods (module docstring)."""
 
 
+#: Free DOFs from which the kept factorisation's conjugate gradients may take 40 iterations
+#: (refactoring after 20), not 20 (after 10): there a factorisation costs 40-45 of their
+#: iterations, against 15-25 below (SuperLU on the mixed objects' matrices: 813 DOFs 2.7 ms
+#: against 0.11 ms a solve and product, 2562 DOFs 18 / 0.43 ms, 9714 DOFs 163 / 3.8 ms).
+#: Measured: the 3173-vertex umbrella's first 12 steps took 26.2 s of CPU with 40 against
+#: 33.3 s with 20 (68 against 118 factorisations), its 801-vertex version 86 against 96 ms a
+#: step; the frisbee, toy ball, sticky hand and tunnel (339-813 DOFs) 12-19 % longer with 40.
+PCG_LARGE = 2000
+
+
 class SparseSolver(LinearSolver):
     """Sparse LU (SciPy) or Cholesky (CHOLMOD, optional) of the whole matrix, reused as the
     preconditioner of conjugate gradients (module docstring).
@@ -260,7 +270,8 @@ class SparseSolver(LinearSolver):
     available; a named one that is missing raises ValueError); ``use_cholmod`` (the older
     spelling: True is ``backend="cholmod"``, False keeps ``"auto"`` off CHOLMOD); ``method``
     (:data:`METHODS`, default ``"direct"``); ``pcg_rtol`` (relative residual of the iterative
-    solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default 20 for ``"reuse"``, 5000
+    solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default for ``"reuse"``: 20, or
+    40 from :data:`PCG_LARGE` free DOFs on, where a factorisation costs more iterations; 5000
     for ``"jacobi"``).
     """
 
@@ -277,13 +288,14 @@ class SparseSolver(LinearSolver):
         if not (isinstance(pcg_rtol, (int, float)) and 0.0 < pcg_rtol < 1.0):
             raise ValueError(f"pcg_rtol must be a number in (0, 1), got {pcg_rtol!r}")
         self.pcg_rtol = float(pcg_rtol)
-        if pcg_max_iterations is None:
-            pcg_max_iterations = 5000 if method == "jacobi" else 20
-        if isinstance(pcg_max_iterations, bool) or not isinstance(pcg_max_iterations, int) \
-                or pcg_max_iterations < 1:
+        if pcg_max_iterations is not None and (
+                isinstance(pcg_max_iterations, bool) or not isinstance(pcg_max_iterations, int)
+                or pcg_max_iterations < 1):
             raise ValueError(f"pcg_max_iterations must be an integer >= 1, got "
                              f"{pcg_max_iterations!r}")
-        self.pcg_max_iterations = pcg_max_iterations
+        self._pcg_max_given = pcg_max_iterations
+        self.pcg_max_iterations = (5000 if method == "jacobi" else 20) \
+            if pcg_max_iterations is None else pcg_max_iterations
         self.static = [t for t, term in enumerate(a.terms) if not term.dynamic]
         self.dynamic = [t for t, term in enumerate(a.terms) if term.dynamic]
         self.indptr, self.indices, self.diag_pos, maps = csr_pattern(
@@ -413,6 +425,8 @@ class SparseSolver(LinearSolver):
         self._red_data = np.zeros(keep.size)
         self._red_rhs = np.zeros(nf)
         self._fixed_seen = fixed.copy()
+        if self._pcg_max_given is None and self.method == "reuse":
+            self.pcg_max_iterations = 40 if nf >= PCG_LARGE else 20
         self._chol = None
         self._precond = None
         self._refactor = True

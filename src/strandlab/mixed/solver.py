@@ -64,11 +64,11 @@ class MixedSettings:
         ``"exact"``.
     linear_solver : ``"reuse"`` (default: a sparse factorisation kept over Newton iterations
         and steps as the preconditioner of conjugate gradients, factored again when they need
-        more than 10 iterations), ``"direct"`` (a new factorisation at every Newton iteration)
-        or ``"jacobi"`` (conjugate gradients with a diagonal preconditioner; slow, for
-        comparison).  The factorisation is CHOLMOD when scikit-sparse is installed, else
-        MKL's PARDISO with the ``pardiso`` extra, else SuperLU
-        (:mod:`strandlab.implicit.sparse`).
+        more than 10 iterations, 20 from 2000 free coordinates on), ``"direct"`` (a new
+        factorisation at every Newton iteration) or ``"jacobi"`` (conjugate gradients with a
+        diagonal preconditioner; slow, for comparison).  The factorisation is CHOLMOD when
+        scikit-sparse is installed, else MKL's PARDISO with the ``pardiso`` extra, else
+        SuperLU (:mod:`strandlab.implicit.sparse`).
     damping : mass-proportional damping rate [1/s]; viscous_damping : stiffness-proportional
         (Rayleigh) damping time [s].
     contact_stiffness : penalty against the colliders and between surfaces, times each
