@@ -80,12 +80,19 @@ from scipy.sparse.linalg import splu
 
 from .assembly import Assembly, _first_nonfinite, _matvec_stencil, use_parallel
 from .linear import FactorInfo, LinearSolveError, LinearSolver, check_fixed
+from .ordering import METIS_MIN_DOFS, PermutedLU, metis_available, nested_dissection
 
 __all__ = ["SparseSolver", "csr_pattern", "cholmod_available", "pardiso_available", "METHODS",
-           "BACKENDS", "PCG_LARGE"]
+           "BACKENDS", "ORDERINGS", "PCG_LARGE"]
 
 BACKENDS = ("cholmod", "pardiso", "superlu")
 """Factorisations of the sparse solver, in the order ``backend="auto"`` tries them."""
+
+ORDERINGS = ("auto", "metis", "mmd")
+"""Fill-reducing orderings of the SuperLU backend: METIS' nested dissection (``"metis"``,
+the extra ``metis``: :mod:`.ordering`), SuperLU's minimum degree (``"mmd"``) or
+(``"auto"``) nested dissection from :data:`~.ordering.METIS_MIN_DOFS` free DOFs on when
+``pymetis`` imports, else minimum degree.  CHOLMOD and PARDISO order by themselves."""
 
 PARDISO_NOT_POSITIVE = -4
 """PARDISO's error code for a zero or negative pivot (``mtype = 2``: not positive definite)."""
@@ -272,15 +279,23 @@ class SparseSolver(LinearSolver):
     (:data:`METHODS`, default ``"direct"``); ``pcg_rtol`` (relative residual of the iterative
     solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default for ``"reuse"``: 20, or
     40 from :data:`PCG_LARGE` free DOFs on, where a factorisation costs more iterations; 5000
-    for ``"jacobi"``).
+    for ``"jacobi"``); ``ordering`` (:data:`ORDERINGS`, default ``"auto"``; SuperLU only).
     """
 
     kind = "sparse"
 
     def __init__(self, assembly: Assembly, *, backend: str = "auto",
                  use_cholmod: bool | None = None, method: str = "direct", pcg_rtol: float = 1e-4,
-                 pcg_max_iterations: int | None = None, **options):
+                 pcg_max_iterations: int | None = None, ordering: str = "auto", **options):
         super().__init__(assembly, **options)
+        if ordering not in ORDERINGS:
+            raise ValueError(f"sparse solver ordering must be one of {ORDERINGS}, got "
+                             f"{ordering!r}")
+        if ordering == "metis" and not metis_available():
+            raise ValueError("ordering 'metis' requested but pymetis cannot be imported "
+                             "(pip install 'strandlab[metis]')")
+        self.ordering = ordering
+        self._perm = None
         a = assembly
         if method not in METHODS:
             raise ValueError(f"sparse solver method must be one of {METHODS}, got {method!r}")
@@ -425,6 +440,10 @@ class SparseSolver(LinearSolver):
         self._red_data = np.zeros(keep.size)
         self._red_rhs = np.zeros(nf)
         self._fixed_seen = fixed.copy()
+        self._perm = None
+        if self.backend == "superlu" and nf > 1 and (self.ordering == "metis" or (
+                self.ordering == "auto" and nf >= METIS_MIN_DOFS and metis_available())):
+            self._perm = nested_dissection(self._red_indptr, self._red_indices)
         if self._pcg_max_given is None and self.method == "reuse":
             self.pcg_max_iterations = 40 if nf >= PCG_LARGE else 20
         self._chol = None
@@ -567,9 +586,13 @@ class SparseSolver(LinearSolver):
         self._refactor = bool(arrays["refactor"])
 
     def _try_lu(self, A, scale) -> tuple[bool, str]:
+        p = self._perm
+        if p is not None:                  # nested dissection: factor A[p][:, p] in order
+            A = A[p][:, p].tocsc()
+            scale = scale[p]
         try:
-            lu = splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                      options={"SymmetricMode": True})
+            lu = splu(A, permc_spec="MMD_AT_PLUS_A" if p is None else "NATURAL",
+                      diag_pivot_thresh=0.0, options={"SymmetricMode": True})
         except RuntimeError as exc:  # exactly singular
             return False, str(exc)
         if not np.array_equal(lu.perm_r, lu.perm_c):
@@ -580,9 +603,10 @@ class SparseSolver(LinearSolver):
         bad = ~(piv > self.pivot_tol * s_perm)
         if bad.any():
             k = int(np.argmax(bad))
-            dof = int(self._free[int(np.nonzero(lu.perm_c == k)[0][0])])
+            row = int(np.nonzero(lu.perm_c == k)[0][0])
+            dof = int(self._free[row if p is None else p[row]])
             return False, f"pivot {piv[k]:.3g} at DOF {dof}"
-        self._factor = lu
+        self._factor = lu if p is None else PermutedLU(lu, p)
         return True, ""
 
     def _try_cholmod(self, A) -> tuple[bool, str]:
