@@ -70,7 +70,7 @@ CASES = (
     Case("sandwich", "strandlab.scenes.mixed_objects:mixed_sandwich",
          dict(nx=19, ny=3, nz=4), "sandwich"),
     Case("umbrella", "strandlab.scenes.mixed_objects:mixed_umbrella", dict(rings=32),
-         "umbrella", frames=1),
+         "umbrella", frames=4),
     Case("tunnel", "strandlab.scenes.mixed_objects:mixed_tunnel", {}, "frisbee"),
     Case("strip (Fig. 18)", "strandlab.scenes.mixed_strips:mixed_strips", {}, "frisbee"),
     Case("sticky hand", "strandlab.scenes.mixed_toys:mixed_sticky_hand", {}, "frisbee"),

@@ -299,7 +299,11 @@ def test_backend_choice(monkeypatch):
     asm = Assembly(coupled_terms(rng), N, BLOCKS)
     monkeypatch.setitem(sys.modules, "sksparse", None)
     monkeypatch.setitem(sys.modules, "pypardiso", None)
+    assert SparseSolver(asm).backend == "qdldl"          # a small system, qdldl installed
+    monkeypatch.setitem(sys.modules, "qdldl", None)
     assert SparseSolver(asm).backend == "superlu"
+    with pytest.raises(ValueError, match="backend 'qdldl' requested but qdldl"):
+        SparseSolver(asm, backend="qdldl")
     with pytest.raises(ValueError, match="backend 'pardiso' requested but pypardiso"):
         SparseSolver(asm, backend="pardiso")
     with pytest.raises(ValueError, match="backend must be 'auto' or one of"):
@@ -336,3 +340,41 @@ def test_shift_decays_from_the_last_one_needed():
     expect = [mu / g ** k for k in range(1, 12) if mu / g ** k >= sol.shift_initial]
     assert shifts[:len(expect)] == pytest.approx(expect, rel=1e-12)
     assert shifts[len(expect):] == [0.0] * (12 - len(expect))
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_qdldl_matches_the_dense_solve(negative):
+    # QDLDL's LDL^T: the reduced system, and the shifted one when indefinite (read from D)
+    rng = np.random.default_rng(43)
+    sol, A = setup(rng, negative=negative, backend="qdldl")
+    fixed = rng.random(N) < 0.2
+    info = sol.factor(fixed)
+    assert (info.max_shift > 0) == negative
+    free = ~fixed
+    Af = A[np.ix_(free, free)] + info.max_shift * np.diag(np.abs(np.diag(A)[free]))
+    assert np.linalg.eigvalsh(Af).min() > 0
+    rhs = rng.normal(size=N)
+    x = np.zeros(N)
+    sol.solve(rhs, x)
+    assert np.all(x[fixed] == 0.0)
+    ref = np.linalg.solve(Af, rhs[free])
+    np.testing.assert_allclose(x[free], ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+
+
+def test_qdldl_names_the_dof_of_a_bad_pivot_and_keeps_its_pattern():
+    n = 40
+    d = np.c_[np.arange(n - 1), np.arange(1, n)]
+    H = np.tile(np.array([[1.0, -1.0], [-1.0, 1.0]]), (n - 1, 1, 1))
+    asm = Assembly([QuadraticTerm(d, H)], n, np.array([0, n]))
+    asm.evaluate(np.zeros(n), hessian=True)
+    sol = SparseSolver(asm, backend="qdldl", shift_max=0.0)
+    diag = np.ones(n)
+    diag[23] = -50.0
+    sol.assemble(hess_scale=1.0, diagonal=diag)
+    with pytest.raises(LinearSolveError, match="at DOF 23"):
+        sol.factor(np.zeros(n, bool))
+    sol.assemble(hess_scale=1.0, diagonal=np.ones(n))      # same pattern: refactored in place
+    sol.factor(np.zeros(n, bool))
+    x = np.zeros(n)
+    sol.solve(np.ones(n), x)
+    np.testing.assert_allclose(x, 1.0, rtol=1e-12)

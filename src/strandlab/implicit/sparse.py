@@ -19,7 +19,8 @@ here, and pairs out of contact add no fill.
 Factorisation.  The matrix with the fixed DOFs removed (a reduced CSR pattern, rebuilt only
 when ``fixed`` changes; its values gathered from ``data`` each time) is factored by one of
 :data:`BACKENDS` (``backend=``; the default, ``"auto"``, takes the first available of
-``"cholmod"``, ``"pardiso"``, ``"superlu"``):
+``"cholmod"``, ``"pardiso"``, ``"qdldl"`` (below :data:`~.ldl.QDLDL_MAX_DOFS` free DOFs),
+``"superlu"``):
 
 - ``"cholmod"``: ``scikit-sparse``'s CHOLMOD when ``sksparse.cholmod`` is importable
   (optional, not a dependency; ``cholmod.analyze`` once per reduced pattern, then
@@ -32,6 +33,8 @@ when ``fixed`` changes; its values gathered from ``data`` each time) is factored
   OpenMP layer, the runtime of Numba's ``omp`` layer, unless ``MKL_THREADING_LAYER`` is
   set); tested with pypardiso 0.4.7 and MKL 2026.2 (docs/implicit.md: the timings, and why
   not phases 11 and 22 apart);
+- ``"qdldl"``: QDLDL's ``L D L^T`` (:mod:`.ldl`, the extra ``qdldl``), ordered and analysed
+  once per reduced pattern, refactored numerically; ``D`` is the inertia;
 - ``"superlu"``: SciPy's SuperLU (``splu``) with a symmetric fill-reducing ordering and
   diagonal pivots, from whose pivots the matrix's inertia is read (Sylvester: with diagonal
   pivoting ``A = L D L^T`` and the pivots are ``D``).
@@ -79,20 +82,23 @@ from numba import njit, prange
 from scipy.sparse.linalg import splu
 
 from .assembly import Assembly, _first_nonfinite, _matvec_stencil, use_parallel
+from .ldl import QDLDL_MAX_DOFS, QdldlFactor, qdldl_available
 from .linear import FactorInfo, LinearSolveError, LinearSolver, check_fixed
 from .ordering import METIS_MIN_DOFS, PermutedLU, metis_available, nested_dissection
 
 __all__ = ["SparseSolver", "csr_pattern", "cholmod_available", "pardiso_available", "METHODS",
            "BACKENDS", "ORDERINGS", "PCG_LARGE"]
 
-BACKENDS = ("cholmod", "pardiso", "superlu")
-"""Factorisations of the sparse solver, in the order ``backend="auto"`` tries them."""
+BACKENDS = ("cholmod", "pardiso", "qdldl", "superlu")
+"""Factorisations of the sparse solver, in the order ``backend="auto"`` tries them (QDLDL only
+below :data:`~.ldl.QDLDL_MAX_DOFS` free DOFs, SuperLU from there on)."""
 
 ORDERINGS = ("auto", "metis", "mmd")
 """Fill-reducing orderings of the SuperLU backend: METIS' nested dissection (``"metis"``,
-the extra ``metis``: :mod:`.ordering`), SuperLU's minimum degree (``"mmd"``) or
-(``"auto"``) nested dissection from :data:`~.ordering.METIS_MIN_DOFS` free DOFs on when
-``pymetis`` imports, else minimum degree.  CHOLMOD and PARDISO order by themselves."""
+the extra ``metis``: :mod:`.ordering`; it makes ``backend="auto"`` SuperLU), SuperLU's
+minimum degree (``"mmd"``) or (``"auto"``) nested dissection from
+:data:`~.ordering.METIS_MIN_DOFS` free DOFs on when ``pymetis`` imports, else minimum degree.
+CHOLMOD, PARDISO and QDLDL order by themselves."""
 
 PARDISO_NOT_POSITIVE = -4
 """PARDISO's error code for a zero or negative pivot (``mtype = 2``: not positive definite)."""
@@ -294,6 +300,11 @@ class SparseSolver(LinearSolver):
         if ordering == "metis" and not metis_available():
             raise ValueError("ordering 'metis' requested but pymetis cannot be imported "
                              "(pip install 'strandlab[metis]')")
+        if ordering == "metis":
+            if backend not in ("auto", "superlu") or use_cholmod:
+                raise ValueError(f"ordering 'metis' is SuperLU's; backend {backend!r} orders "
+                                 f"by itself")
+            backend = "superlu"
         self.ordering = ordering
         self._perm = None
         a = assembly
@@ -320,7 +331,9 @@ class SparseSolver(LinearSolver):
             self.csr_map[t] = m
         self.data = np.zeros(self.indices.size)
         self.backend = self._choose_backend(backend, use_cholmod)
+        self._by_size = self.backend == "qdldl" and backend == "auto"   # or SuperLU when large
         self.use_cholmod = self.backend == "cholmod"
+        self._qdldl = None
         self._pardiso = None
         self._pardiso_pattern = None
         self._hess_scale = 1.0
@@ -351,12 +364,13 @@ class SparseSolver(LinearSolver):
                 raise ValueError(f"use_cholmod=True contradicts backend={backend!r}")
             backend = "cholmod"
         have = {"cholmod": cholmod_available, "pardiso": pardiso_available,
-                "superlu": lambda: True}
+                "qdldl": qdldl_available, "superlu": lambda: True}
         if backend != "auto":
             if not have[backend]():
-                what = ("sksparse.cholmod cannot be imported" if backend == "cholmod" else
-                        "pypardiso or MKL cannot be loaded (pip install 'strandlab[pardiso]', "
-                        "x86-64 only)")
+                what = {"cholmod": "sksparse.cholmod cannot be imported",
+                        "qdldl": "qdldl cannot be imported (pip install 'strandlab[qdldl]')"}.get(
+                    backend, "pypardiso or MKL cannot be loaded (pip install "
+                             "'strandlab[pardiso]', x86-64 only)")
                 hint = " (use_cholmod=True)" if use_cholmod else ""
                 raise ValueError(f"backend {backend!r}{hint} requested but {what}")
             return backend
@@ -440,6 +454,8 @@ class SparseSolver(LinearSolver):
         self._red_data = np.zeros(keep.size)
         self._red_rhs = np.zeros(nf)
         self._fixed_seen = fixed.copy()
+        if self._by_size:
+            self.backend = "qdldl" if nf < QDLDL_MAX_DOFS else "superlu"
         self._perm = None
         if self.backend == "superlu" and nf > 1 and (self.ordering == "metis" or (
                 self.ordering == "auto" and nf >= METIS_MIN_DOFS and metis_available())):
@@ -540,6 +556,8 @@ class SparseSolver(LinearSolver):
             return self._try_cholmod(A)
         if self.backend == "pardiso":
             return self._try_pardiso(A)
+        if self.backend == "qdldl":
+            return self._try_qdldl(A, scale)
         return self._try_lu(A, scale)
 
     def _factor_exactly(self, A) -> None:
@@ -607,6 +625,15 @@ class SparseSolver(LinearSolver):
             dof = int(self._free[row if p is None else p[row]])
             return False, f"pivot {piv[k]:.3g} at DOF {dof}"
         self._factor = lu if p is None else PermutedLU(lu, p)
+        return True, ""
+
+    def _try_qdldl(self, A, scale) -> tuple[bool, str]:
+        if self._qdldl is None:
+            self._qdldl = QdldlFactor()
+        ok, why, row = self._qdldl.factor(A, scale, self.pivot_tol)
+        if not ok:
+            return False, why if row < 0 else f"{why} at DOF {int(self._free[row])}"
+        self._factor = self._qdldl
         return True, ""
 
     def _try_cholmod(self, A) -> tuple[bool, str]:
