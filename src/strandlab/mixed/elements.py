@@ -35,8 +35,10 @@ __all__ = [
 #: the serial time plus 50-70 us on the 2-core development machine (membranes, hinges,
 #: tetrahedra and connections of the built-in objects, back to back: e.g. 330 tetrahedra
 #: 147 us serial, 173 us parallel; 702 hinges 243 / 216 us; 1536 membrane triangles
-#: 504 / 297 us), so two threads pay from about 150 us of serial work.
-ELEMENT_PARALLEL_MIN_WORK = 75000
+#: 504 / 297 us), so two threads pay from about 150 us of serial work back to back; in a
+#: step, between other work, the frisbee (80 000-135 000 units per kernel) still took 1.09
+#: times as long a frame with two threads at that threshold, and 0.99 at this one (300 us).
+ELEMENT_PARALLEL_MIN_WORK = 150000
 
 
 # ------------------------------------------------------------------------------ checks
