@@ -159,3 +159,17 @@ def objective(terms, q, qhat, qn, mass, h, c=0.0, f=None, free=None):
     if f is not None:
         phi -= np.dot(f[free], q[free])
     return phi
+
+
+def chain_solver(n, diag, **options):
+    """A SparseSolver on a chain of ``n`` unit springs (``Hessian [[1, -1], [-1, 1]]`` per
+    link), one block, assembled with ``diag`` [n] added; options go to the solver."""
+    from strandlab.implicit import Assembly, SparseSolver
+
+    d = np.c_[np.arange(n - 1), np.arange(1, n)]
+    H = np.tile(np.array([[1.0, -1.0], [-1.0, 1.0]]), (n - 1, 1, 1))
+    asm = Assembly([QuadraticTerm(d, H)], n, np.array([0, n]))
+    asm.evaluate(np.zeros(n), hessian=True)
+    sol = SparseSolver(asm, **options)
+    sol.assemble(hess_scale=1.0, diagonal=np.asarray(diag, dtype=float))
+    return sol

@@ -99,12 +99,19 @@ def test_reuse_factors_again_when_cg_fails():
     np.testing.assert_allclose(x, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
 
 
-def test_reuse_meets_negative_curvature_and_shifts():
-    rng = np.random.default_rng(32)
+def factored(seed, low=0.5, **options):
+    """Coupled terms (random generator ``seed``), a diagonal in ``[low, 2 low]``, their solver
+    (``options``) assembled and factored once: ``(rng, terms, diag, asm, sol)``."""
+    rng = np.random.default_rng(seed)
     terms = coupled_terms(rng)
-    diag = rng.uniform(0.5, 1.0, N)
-    asm, sol = solver_for(rng, terms, diag, method="reuse")
+    diag = rng.uniform(low, 2.0 * low, N)
+    asm, sol = solver_for(rng, terms, diag, **options)
     sol.factor(np.zeros(N, bool))
+    return rng, terms, diag, asm, sol
+
+
+def test_reuse_meets_negative_curvature_and_shifts():
+    rng, terms, diag, asm, sol = factored(32, method="reuse")
     for t in terms:
         t.H *= -1.0                        # indefinite now: CG stops, the factor shifts
     asm.evaluate(np.zeros(N), hessian=True)
@@ -124,11 +131,7 @@ def test_reuse_truncates_at_negative_curvature_met_later():
     # -18.8), but the first direction has positive curvature.  CG stops at the second, which
     # has none, and returns the iterate so far (Newton-CG), no factorisation: the first CG
     # step preconditioned by the kept factor, a descent direction
-    rng = np.random.default_rng(33)
-    terms = coupled_terms(rng)
-    diag = rng.uniform(0.5, 1.0, N)
-    asm, sol = solver_for(rng, terms, diag, method="reuse", pcg_rtol=1e-10)
-    sol.factor(np.zeros(N, bool))
+    rng, terms, diag, asm, sol = factored(33, method="reuse", pcg_rtol=1e-10)
     P = dense(terms, diag)
     terms[-1].H *= -1.0
     asm.evaluate(np.zeros(N), hessian=True)
@@ -163,11 +166,7 @@ def test_reuse_iteration_cap_follows_the_system_size(n, given, expect):
 
 
 def test_jacobi_cg():
-    rng = np.random.default_rng(33)
-    terms = coupled_terms(rng)
-    diag = rng.uniform(5.0, 10.0, N)
-    asm, sol = solver_for(rng, terms, diag, method="jacobi", pcg_rtol=1e-9)
-    sol.factor(np.zeros(N, bool))
+    rng, terms, diag, asm, sol = factored(33, low=5.0, method="jacobi", pcg_rtol=1e-9)
     x = np.zeros(N)
     rhs = rng.normal(size=N)
     sol.solve(rhs, x)

@@ -7,7 +7,7 @@ import types
 import numba
 import numpy as np
 import pytest
-from implicit_toys import QuadraticTerm, dense_reference
+from implicit_toys import QuadraticTerm, chain_solver, dense_reference
 
 from strandlab.implicit import Assembly, LinearSolveError, SparseSolver
 from strandlab.implicit.sparse import pardiso_available
@@ -35,6 +35,8 @@ def coupled_terms(rng, negative=False):
 
 
 def setup(rng, negative=False, diag_scale=1.0, **options):
+    """The coupled terms' solver (``options``: ``backend="auto"`` is QDLDL at this size when
+    it imports) and the dense matrix it holds."""
     terms = coupled_terms(rng, negative)
     asm = Assembly(terms, N, BLOCKS)
     asm.evaluate(np.zeros(N), hessian=True)
@@ -48,7 +50,7 @@ def setup(rng, negative=False, diag_scale=1.0, **options):
 @pytest.mark.parametrize("parallel", [False, True])
 def test_solve_matches_dense(parallel):
     rng = np.random.default_rng(20)
-    sol, A = setup(rng, parallel=parallel)
+    sol, A = setup(rng, parallel=parallel, backend="superlu")
     info = sol.factor(np.zeros(N, bool))
     assert info.shifted_blocks == 0
     rhs = rng.normal(size=N)
@@ -61,7 +63,7 @@ def test_solve_matches_dense(parallel):
 
 def test_dirichlet_removal():
     rng = np.random.default_rng(21)
-    sol, A = setup(rng)
+    sol, A = setup(rng, backend="superlu")
     fixed = rng.random(N) < 0.25
     sol.factor(fixed)
     rhs = rng.normal(size=N)
@@ -84,7 +86,7 @@ def test_dirichlet_removal():
 
 def test_indefinite_is_shifted_to_the_documented_matrix():
     rng = np.random.default_rng(22)
-    sol, A = setup(rng, negative=True)
+    sol, A = setup(rng, negative=True, backend="superlu")
     info = sol.factor(np.zeros(N, bool))
     mu = info.max_shift
     assert mu > 0 and info.shifted_blocks == 3
@@ -101,7 +103,7 @@ def test_indefinite_is_shifted_to_the_documented_matrix():
 
 def test_failures_raise():
     rng = np.random.default_rng(23)
-    sol, _ = setup(rng, negative=True, shift_max=0.0)
+    sol, _ = setup(rng, negative=True, shift_max=0.0, backend="superlu")
     with pytest.raises(LinearSolveError, match="shift is disabled"):
         sol.factor(np.zeros(N, bool))
     terms = coupled_terms(rng)
@@ -320,7 +322,7 @@ def test_shift_decays_from_the_last_one_needed():
     # failed try, not two: 0 and mu / growth).  Once the matrix is positive definite the
     # starting shift falls by the growth factor per factorisation, down to none
     rng = np.random.default_rng(24)
-    sol, A = setup(rng, negative=True)
+    sol, A = setup(rng, negative=True, backend="superlu")
     fixed = np.zeros(N, bool)
     mu = sol.factor(fixed).max_shift
     assert mu > 0
@@ -342,14 +344,20 @@ def test_shift_decays_from_the_last_one_needed():
     assert shifts[len(expect):] == [0.0] * (12 - len(expect))
 
 
+FACTORISATIONS = [dict(backend="qdldl"), dict(ordering="metis")]
+
+
+@pytest.mark.parametrize("options", FACTORISATIONS, ids=["qdldl", "superlu-metis"])
 @pytest.mark.parametrize("negative", [False, True])
-def test_qdldl_matches_the_dense_solve(negative):
-    # QDLDL's LDL^T: the reduced system, and the shifted one when indefinite (read from D)
+def test_factorisation_matches_the_dense_solve(options, negative):
+    # QDLDL's LDL^T (its D the inertia) and SuperLU in METIS' order: the reduced system, and
+    # the shifted one when indefinite
     rng = np.random.default_rng(43)
-    sol, A = setup(rng, negative=negative, backend="qdldl")
+    sol, A = setup(rng, negative=negative, **options)
     fixed = rng.random(N) < 0.2
     info = sol.factor(fixed)
     assert (info.max_shift > 0) == negative
+    assert (sol._perm is not None) == ("ordering" in options)
     free = ~fixed
     Af = A[np.ix_(free, free)] + info.max_shift * np.diag(np.abs(np.diag(A)[free]))
     assert np.linalg.eigvalsh(Af).min() > 0
@@ -361,20 +369,17 @@ def test_qdldl_matches_the_dense_solve(negative):
     np.testing.assert_allclose(x[free], ref, rtol=0, atol=1e-9 * np.abs(ref).max())
 
 
-def test_qdldl_names_the_dof_of_a_bad_pivot_and_keeps_its_pattern():
-    n = 40
-    d = np.c_[np.arange(n - 1), np.arange(1, n)]
-    H = np.tile(np.array([[1.0, -1.0], [-1.0, 1.0]]), (n - 1, 1, 1))
-    asm = Assembly([QuadraticTerm(d, H)], n, np.array([0, n]))
-    asm.evaluate(np.zeros(n), hessian=True)
-    sol = SparseSolver(asm, backend="qdldl", shift_max=0.0)
-    diag = np.ones(n)
+@pytest.mark.parametrize("options", FACTORISATIONS, ids=["qdldl", "superlu-metis"])
+def test_a_bad_pivot_names_the_system_dof(options):
+    # both factor in an order of their own; the message names the DOF of the system, and the
+    # same pattern is factored again after the failure
+    diag = np.ones(40)
     diag[23] = -50.0
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    sol = chain_solver(40, diag, shift_max=0.0, **options)
     with pytest.raises(LinearSolveError, match="at DOF 23"):
-        sol.factor(np.zeros(n, bool))
-    sol.assemble(hess_scale=1.0, diagonal=np.ones(n))      # same pattern: refactored in place
-    sol.factor(np.zeros(n, bool))
-    x = np.zeros(n)
-    sol.solve(np.ones(n), x)
+        sol.factor(np.zeros(40, bool))
+    sol.assemble(hess_scale=1.0, diagonal=np.ones(40))
+    sol.factor(np.zeros(40, bool))
+    x = np.zeros(40)
+    sol.solve(np.ones(40), x)
     np.testing.assert_allclose(x, 1.0, rtol=1e-12)
