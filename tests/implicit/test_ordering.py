@@ -60,3 +60,5 @@ def test_bad_ordering_is_named():
     asm = Assembly(terms, N, BLOCKS)
     with pytest.raises(ValueError, match="ordering must be one of"):
         SparseSolver(asm, ordering="amd")
+    with pytest.raises(ValueError, match="ordering 'metis' is SuperLU's; backend 'qdldl'"):
+        SparseSolver(asm, ordering="metis", backend="qdldl")

@@ -276,8 +276,8 @@ PCG_LARGE = 2000
 
 
 class SparseSolver(LinearSolver):
-    """Sparse LU (SciPy) or Cholesky (CHOLMOD, optional) of the whole matrix, reused as the
-    preconditioner of conjugate gradients (module docstring).
+    """A sparse factorisation of the whole matrix (:data:`BACKENDS`: CHOLMOD, PARDISO, QDLDL or
+    SuperLU), reused as the preconditioner of conjugate gradients (module docstring).
 
     Extra options: ``backend`` (:data:`BACKENDS` or ``"auto"``, the default: the first
     available; a named one that is missing raises ValueError); ``use_cholmod`` (the older
