@@ -87,3 +87,44 @@ def test_open_run_names_what_is_missing(tmp_path):
     (tmp_path / "trajectory.h5").write_bytes(b"not hdf5 at all")
     with pytest.raises(ValueError, match="trajectory.h5"):
         open_run(tmp_path)
+
+
+def test_close_stops_the_playback_thread_before_the_file(tmp_path, monkeypatch):
+    # Ctrl-C while a frame is drawn: the file closes only after the playback thread has
+    # finished it and stopped (a file closed under a read left the process hanging at exit)
+    import socket
+    import threading
+    import time
+
+    import viser  # noqa: F401  (the viewer extra, in the test extra)
+
+    from strandlab.io.trajectory import Trajectory, save_trajectory
+    from strandlab.render import viewer as V
+
+    pos = np.zeros((40, 3, 3))
+    pos[:, :, 0] = [0.0, 0.1, 0.2]
+    traj = Trajectory(times=np.arange(40) / 30.0, positions=pos,
+                      d1=np.tile([0.0, 1.0, 0.0], (40, 2, 1)), strand_offsets=[0, 3],
+                      edge_offsets=[0, 2], closed=[False], radii=[0.01],
+                      extra_points=np.zeros((40, 0, 3)), extra_triangles=np.zeros((0, 3)))
+    save_trajectory(tmp_path / "trajectory.h5", traj)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    drawing, order = threading.Event(), []
+    show = V.PlaybackViewer.show
+
+    def slow_show(self, k):
+        drawing.set()
+        time.sleep(0.3)
+        show(self, k)
+        order.append("shown")
+
+    monkeypatch.setattr(V.PlaybackViewer, "show", slow_show)
+    viewer = V.view_run(tmp_path, port=port)
+    close_file = V._close
+    monkeypatch.setattr(V, "_close", lambda t: (order.append("file closed"), close_file(t)))
+    assert drawing.wait(5.0)
+    viewer.close()
+    assert not viewer._thread.is_alive()
+    assert order[-2:] == ["shown", "file closed"]

@@ -33,6 +33,7 @@ __all__ = ["Viewer", "PlaybackViewer", "LiveViewer", "view_run", "view_live", "s
 DEFAULT_PORT = 8080
 _TICK = 1.0 / 30.0          # playback page updates per second
 _STATUS_EVERY = 0.2         # seconds between status line updates
+_JOIN = 5.0                 # seconds to wait for the playback thread at close
 
 
 class ViewerUnavailable(ImportError):
@@ -85,6 +86,7 @@ class Viewer:
             self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
         self.url = _url(self.server)
         self._closed = threading.Event()
+        self._stopped = False
 
     def _notify(self, event, title: str, text: str) -> None:
         client = getattr(event, "client", None)
@@ -92,9 +94,10 @@ class Viewer:
             client.add_notification(title, text, color="red", auto_close_seconds=8.0)
 
     def close(self) -> None:
-        """Stop the server (and what the viewer runs)."""
-        if not self._closed.is_set():
-            self._closed.set()
+        """Stop the server (and what the viewer runs); once."""
+        self._closed.set()
+        if not self._stopped:
+            self._stopped = True
             with contextlib.redirect_stdout(io.StringIO()):
                 self.server.stop()
 
@@ -136,7 +139,12 @@ class PlaybackViewer(Viewer):
         self._thread.start()
 
     def close(self) -> None:
-        """Stop the server and close the trajectory file."""
+        """Stop the playback thread (a frame being drawn is finished first, so that the file
+        is not closed under a read), the server, and close the trajectory file."""
+        self._closed.set()
+        thread = getattr(self, "_thread", None)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=_JOIN)
         super().close()
         _close(self.traj)
 
