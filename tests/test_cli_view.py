@@ -36,6 +36,16 @@ def test_bad_viewer_options(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def _as_from_a_terminal():
+    """In the child before exec: SIGINT at its default disposition and not blocked, as a shell
+    starts a command.  A pytest worker's history can leave it ignored or blocked (a child then
+    inherits that, and Python keeps an inherited ignored SIGINT): measured on a fresh
+    clone's first run, the viewer never saw the Ctrl-C and its main thread stayed in its wait
+    loop."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 def test_view_prints_the_url_and_stops_on_ctrl_c(tmp_path):
     import numpy as np
 
@@ -54,7 +64,8 @@ def test_view_prints_the_url_and_stops_on_ctrl_c(tmp_path):
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     p = subprocess.Popen([sys.executable, "-m", "strandlab.cli", "view", str(tmp_path),
                           "--port", str(port)], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, env=env)
+                         stderr=subprocess.STDOUT, text=True, env=env,
+                         preexec_fn=_as_from_a_terminal)
     try:
         line = p.stdout.readline()
         assert line.startswith(f"viewer: http://127.0.0.1:{port}")
