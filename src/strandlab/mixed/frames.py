@@ -33,7 +33,10 @@ Frames (Chang et al. 2019, sections 3.3 and 4.2):
   ``v`` in the plane of the opposite face (zero volume, to :data:`DEGENERATE_SIN`).
 
 Plain Numba functions over array slots and 3-tuples (3x3 matrices as row-major 9-tuples); they
-allocate nothing and can be called from Python with NumPy arrays (tests) or from kernels.
+allocate nothing and can be called from Python with NumPy arrays (tests) or from kernels.  Their
+exact second derivatives, contracted with weights (``sum_a u_a Hess F_a``, what the connection
+Hessians need), are in :mod:`strandlab.mixed.frame_hessians`, one function per frame with the
+same arguments and degenerate cases.
 """
 from __future__ import annotations
 

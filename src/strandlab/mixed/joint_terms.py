@@ -69,8 +69,10 @@ MODES = {"direct": _j.DIRECT, "incremental1": _j.INCREMENTAL_I,
 #: without, ``JOINT_WORK[1]``, in the work units of
 #: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (about 2 ns): 5.1 us for a
 #: rod-triangle curve stencil (k = 10), 8.5-11 us for point stencils of 13-16 slots, 0.6-1.4 us
-#: without the Hessian, measured on the development machine (docs/mixed.md).
-JOINT_WORK = (25, 500)
+#: without the Hessian, measured on the development machine (docs/mixed.md) when the frames'
+#: curvature was a forward difference; the exact curvature (:mod:`.frame_hessians`) takes
+#: 0.4-0.5 of that with the Hessian, hence 12 rather than 25 units per slot squared.
+JOINT_WORK = (12, 500)
 
 _POINT_KINDS = {"rod": (ROD_EDGE, 1), "triangle": (TRIANGLE_VERTEX, 2), "tet": (TET_VERTEX, 3)}
 _CURVE_KINDS = (("rod", "triangle"), ("triangle", "triangle"))

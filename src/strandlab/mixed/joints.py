@@ -41,14 +41,12 @@ Jacobians), the gradient is ``J_r^T grad_r phi`` and the Hessian
 grad_r phi`` the energy's gradient w.r.t. the director products, ``sum_i g_i Hess r_i =
 J_D^T (sum_i g_i d^2 r_i / dD^2) J_D + sum_ij w_ij Hess (m_i . n_j)`` (the first term only for
 the point twist pair, whose transport is not linear in ``D``), and ``Hess (m_i . n_j) =
-J(m_i)^T J(n_j) + J(n_j)^T J(m_i) + n_j . Hess m_i + m_i . Hess n_j``.  All of it is analytic
-but the frames' own curvature, ``sum_a u_a Hess F_a`` per side with fixed weights ``u``: the
-forward difference of ``J_F(x)^T u`` over that side's coordinates only (steps :data:`FD_REL`
-times the shortest distance from the stencil's first vertex to another vertex for positions,
-:data:`FD_REL` rad for angles; one frame evaluation per coordinate, not both frames and their
-products); then the whole Hessian is symmetrised.  The difference part vanishes at rest
-(``w = 0``); its relative error is of order ``FD_REL / (1 + t_s . t)`` (larger when a rod's
-tangent has turned far from its base, the last accepted iterate).
+J(m_i)^T J(n_j) + J(n_j)^T J(m_i) + n_j . Hess m_i + m_i . Hess n_j``.  The last two are
+each frame's own curvature, ``sum_a u_a Hess F_a`` per side with fixed weights ``u``
+(``u_A = (sum_j w_ij n_j)_i``, ``u_B = (sum_i w_ij m_i)_j``), the exact second derivatives of
+:mod:`strandlab.mixed.frame_hessians` (a frame turned by pi, ``(m1, -m2, -m3)``, takes ``u``
+with its ``m2``, ``m3`` weights negated).  The whole Hessian is exact; it is symmetrised against
+rounding.  The second part vanishes at rest (``w = 0``).
 
 Degenerate stencils (a frame undefined, ``m3 = -n3`` for the twist transport, ``d = -dbar`` for
 the bend angle) get energy +inf and zero gradient and Hessian.
@@ -73,6 +71,12 @@ from numba import njit, prange
 
 from ..rods.energies import unwrap_angle
 from ..rods.kernels import _clear  # (importing the rods' kernels makes unwrap_angle jitable)
+from .frame_hessians import (
+    add_rod_edge_frame_hessian,
+    add_tet_vertex_frame_hessian,
+    add_triangle_edge_frame_hessian,
+    add_triangle_vertex_frame_hessian,
+)
 from .frames import (
     DEGENERATE_SIN,
     FRAME_OK,
@@ -87,7 +91,7 @@ from .frames import (
 
 __all__ = [
     "POINT", "POINT_HARD", "CURVE", "CURVE_HARD", "N_FEATURES",
-    "DIRECT", "INCREMENTAL_I", "INCREMENTAL_II", "FD_REL",
+    "DIRECT", "INCREMENTAL_I", "INCREMENTAL_II",
     "EVALUATE", "MEASURE", "UPDATE", "joint_terms", "joint_terms_serial",
     "twist_angle", "bend_angle",
 ]
@@ -107,10 +111,6 @@ INCREMENTAL_II = 2
 EVALUATE = 0
 MEASURE = 1
 UPDATE = 2
-
-#: Relative step of the forward differences in the Hessian (truncation error of this order,
-#: round-off of eps / FD_REL).
-FD_REL = 1e-7
 
 _SERIES = 1e-3   # bend angles below this use the series of omega / sin(omega) and its slopes
 _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
@@ -163,17 +163,27 @@ def _point_features(D, JD, r, jr):
 
 
 @njit(**_OPTS)
+def _rod_side(s, side, lay):
+    """Slots ``(ia, ib)`` of side ``side``'s rod edge in stencil ``s`` and its base
+    ``(t_s, a1_s)`` (3-tuples)."""
+    kinds, slots, ints, sign, t_s, a1_s = lay
+    sl = slots[side]
+    ia, ib = (sl[1], sl[0]) if ints[s, side] != 0 else (sl[0], sl[1])
+    row = ints[s, 2 + side]
+    return ia, ib, (t_s[row, 0], t_s[row, 1], t_s[row, 2]), \
+        (a1_s[row, 0], a1_s[row, 1], a1_s[row, 2])
+
+
+@njit(**_OPTS)
 def _side_frame(s, x, side, lay, F, J):
     """Frame ``F`` [9] and Jacobian ``J`` [9, k] of side ``side`` of stencil ``s`` at ``x``;
     1 if degenerate."""
-    kinds, slots, ints, sign, t_s, a1_s = lay
+    kinds, slots, _, sign, _, _ = lay
     sl = slots[side]
     kind = kinds[side]
     if kind == ROD_EDGE:
-        ia, ib = (sl[1], sl[0]) if ints[s, side] != 0 else (sl[0], sl[1])
-        row = ints[s, 2 + side]
-        st = rod_edge_frame(x, ia, ib, sl[4], (t_s[row, 0], t_s[row, 1], t_s[row, 2]),
-                            (a1_s[row, 0], a1_s[row, 1], a1_s[row, 2]), F, J)
+        ia, ib, ts, a1s = _rod_side(s, side, lay)
+        st = rod_edge_frame(x, ia, ib, sl[4], ts, a1s, F, J)
     elif kind == TRIANGLE_VERTEX:
         st = triangle_vertex_frame(x, sl[0], sl[1], sl[2], F, J)
     elif kind == TRIANGLE_EDGE:
@@ -331,19 +341,6 @@ def _jtg(jr, g, m, out):
 
 
 @njit(**_OPTS)
-def _size(x, n_pos):
-    """Smallest distance [m] from the stencil's first vertex to its other vertices (the
-    shortest edge sets the difference steps)."""
-    L = math.inf
-    for i in range(3, n_pos, 3):
-        dx = x[i] - x[0]
-        dy = x[i + 1] - x[1]
-        dz = x[i + 2] - x[2]
-        L = min(L, math.sqrt(dx * dx + dy * dy + dz * dz))
-    return L
-
-
-@njit(**_OPTS)
 def _weights(ttype, D, g, w):
     """``w = (dr/dD)^T g`` [9]: the gradient of the energy w.r.t. the director products."""
     for a in range(9):
@@ -416,52 +413,32 @@ def _add_cross(FA, JA, FB, JB, w, u, y, H):
 
 
 @njit(**_OPTS)
-def _frame_jtu(s, x, side, lay, work, u, out):
-    """``out = J^T u`` of side ``side``'s frame at ``x`` (frame and Jacobian into ``work``);
-    1 if degenerate."""
-    F = work[1][s][side]
-    J = work[2][s][side]
-    if _side_frame(s, x, side, lay, F, J) != 0:
-        return 1
-    for c in range(J.shape[1]):
-        acc = 0.0
-        for a in range(9):
-            acc += J[a, c] * u[a]
-        out[c] = acc
-    return 0
-
-
-@njit(**_OPTS)
-def _frame_curvature(s, x, side, par, lay, work, u, H):
-    """Add ``sum_a u_a Hess F_a`` of side ``side``'s frame (forward differences of ``J^T u``
-    over that side's coordinates, steps :data:`FD_REL`) to ``H``; 1 if a perturbed frame is
-    degenerate."""
-    v = work[7][s]
-    sl = lay[1][side]
-    L = _size(x, par[1])
-    if _frame_jtu(s, x, side, lay, work, u, v[1]) != 0:
-        return 1
-    for t in range(5):
-        if sl[t] < 0:
-            continue
-        for j in range(sl[t], sl[t] + (1 if t == 4 else 3)):
-            h = FD_REL * (1.0 if t == 4 else L)
-            xj = x[j]
-            x[j] = xj + h
-            st = _frame_jtu(s, x, side, lay, work, u, v[0])
-            x[j] = xj
-            if st:
-                return 1
-            for a in range(x.shape[0]):
-                H[a, j] += (v[0, a] - v[1, a]) / h
-    return 0
+def _frame_curvature(s, x, side, lay, u, H):
+    """Add ``sum_a u_a Hess F_a`` of side ``side``'s frame (exact) to ``H``; ``u`` [9] is
+    negated in place in its ``m2``, ``m3`` weights where the frame is turned by pi.  Returns 1
+    if the frame is degenerate."""
+    kinds, slots, _, sign, _, _ = lay
+    if sign[s, side] < 0.0:         # (m1, -m2, -m3): the same curvature with u2, u3 negated
+        for i in range(3, 9):
+            u[i] = -u[i]
+    sl = slots[side]
+    kind = kinds[side]
+    if kind == ROD_EDGE:
+        ia, ib, ts, a1s = _rod_side(s, side, lay)
+        st = add_rod_edge_frame_hessian(x, ia, ib, sl[4], ts, a1s, u, H)
+    elif kind == TRIANGLE_VERTEX:
+        st = add_triangle_vertex_frame_hessian(x, sl[0], sl[1], sl[2], u, H)
+    elif kind == TRIANGLE_EDGE:
+        st = add_triangle_edge_frame_hessian(x, sl[0], sl[1], sl[2], u, H)
+    else:
+        st = add_tet_vertex_frame_hessian(x, sl[0], sl[1], sl[2], sl[3], u, H)
+    return 0 if st == FRAME_OK else 1
 
 
 @njit(**_OPTS)
 def _second_order(s, x, par, lay, work, m, H):
-    """Add ``sum_i g_i Hess r_i`` to ``H`` [k, k]: through ``D``, the frames' Jacobians
-    (exact) and their curvature (central differences per side); 1 if a perturbed stencil is
-    degenerate."""
+    """Add ``sum_i g_i Hess r_i`` to ``H`` [k, k]: through ``D``, the products of the frames'
+    Jacobians and each frame's own curvature; 1 if a frame is degenerate."""
     ttype = par[0]
     frames, jac = work[1][s], work[2][s]
     g = work[5][s]
@@ -472,7 +449,7 @@ def _second_order(s, x, par, lay, work, m, H):
         _add_transport_curvature(frames[2], jac[2], g, H)
     _add_cross(frames[0], jac[0], frames[1], jac[1], w, u, work[7][s][0], H)
     for side in range(2):
-        if _frame_curvature(s, x, side, par, lay, work, u[side], H) != 0:
+        if _frame_curvature(s, x, side, lay, u[side], H) != 0:
             return 1
     return 0
 
