@@ -59,8 +59,11 @@ The line search (on by default in tolerance mode, off in fixed-count mode) backt
 ``alpha <- backtrack * alpha`` from 1 until the Armijo condition ``merit(q - alpha dx) <=
 merit(q) - armijo * alpha * g.dx + 64 eps (|merit(q)| + sum_j |f_j q_j|)`` holds (the last term
 absorbs round-off near convergence; the load terms ``f_j q_j`` can be far larger than the merit
-they sum to, e.g. a couple of large opposite forces); after ``max_backtracks`` halvings the
-iterate is kept, Newton stops and the step reports ``line_search_failed``.
+they sum to, e.g. a couple of large opposite forces); after ``max_backtracks`` halvings Newton
+goes back to the iterate and, in tolerance mode while iterations and shifts are left, solves
+again with the linear solver's next diagonal shift (a direction along a nearly singular mode,
+a mechanism, is too long for the backtracking); otherwise the iterate is kept, Newton stops
+and the step reports ``line_search_failed``.
 
 Limited moves.  A term with ``limits_step`` (:meth:`~.terms.StencilTerm.max_step`; the surface
 contact of :mod:`strandlab.collision.mesh_contact`) bounds each move of an iterate: a Newton
@@ -542,6 +545,7 @@ class ImplicitEuler:
         min_step = 1.0
         converged = None
         failed = False
+        retry_shift = 0.0      # > 0: the last line search failed; the next direction is shifted
         evaluated = False
         prepared = False
         g0 = 0.0
@@ -572,7 +576,7 @@ class ImplicitEuler:
                     break
             # Newton direction -dx, A dx = g, with A positive definite on the free DOFs
             solver.assemble(hess_scale=hess_scale, diagonal=self._diag)
-            mu = 0.0
+            mu = retry_shift
             while True:
                 info = solver.factor(fixed, min_shift=mu)
                 solver.solve(self._g, self._dx)
@@ -614,8 +618,19 @@ class ImplicitEuler:
                     alpha *= st.backtrack
                 if failed:
                     np.copyto(q, self._qk)
+                    # a direction along a nearly singular mode (a mechanism, e.g. a free hinge
+                    # in a static solve, whose pivot passed the positivity test) can be too
+                    # long for the backtracking: retry from q with a growing diagonal shift
+                    # (Levenberg-Marquardt), unless the shift is exhausted
+                    nxt = solver.next_shift(max(retry_shift, info.max_shift))
+                    if tol_mode and it < max_it and math.isfinite(nxt):
+                        retry_shift = nxt
+                        failed = False
+                        evaluated = prepared = False
+                        continue
                     converged = False if tol_mode else None
                     break
+                retry_shift = 0.0
                 min_step = min(min_step, alpha)
                 evaluated = trial_hessian
                 if self._accept is not None:
