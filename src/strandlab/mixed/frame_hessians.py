@@ -57,6 +57,9 @@ from .frames import (
     _sub,
     _unit,
     _vec,
+    corner_bisector,
+    edge_axis,
+    tet_axes,
 )
 
 __all__ = [
@@ -70,6 +73,13 @@ _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
 
 
 # --------------------------------------------------------------------------- helpers
+@njit(**_OPTS)
+def _plus_cross(a, b, c):
+    """``a + b x c`` (3-tuples): the weights ``w1 = u1 + u2 x m3``, ``w3 = u3 + m1 x u2``."""
+    bc = cross(b, c)
+    return (a[0] + bc[0], a[1] + bc[1], a[2] + bc[2])
+
+
 @njit(**_OPTS)
 def _weights(u):
     """The weights of ``m1``, ``m2``, ``m3`` as 3-tuples."""
@@ -135,8 +145,7 @@ def _normal_part(e, f, m3, d3e, d3f, u1, u2):
     ``dm3/de = d3e``, ``dm3/df = d3f``.  Returns ``(m1, hee, hef, hff, sine)``."""
     m1, lc = _unit(cross(e, f))
     sn = lc / math.sqrt(dot(e, e) * dot(f, f))
-    w1x = cross(u2, m3)
-    w1 = (u1[0] + w1x[0], u1[1] + w1x[1], u1[2] + w1x[2])
+    w1 = _plus_cross(u1, u2, m3)
     hn = _unit_hess(m1, lc, w1)
     y = _unit_grad(m1, lc, w1)
     jce = _e9(1.0, f)                   # dc/de = -[f]x
@@ -211,12 +220,7 @@ def add_rod_edge_frame_hessian(x, ia, ib, ith, t_s, a1_s, u, H):
 def add_triangle_vertex_frame_hessian(x, iv, i1, i2, u, H):
     """``H += sum_a u_a Hess F_a`` of :func:`strandlab.mixed.frames.triangle_vertex_frame`
     (same slots; ``u`` [9])."""
-    v = _vec(x, iv)
-    e1 = _sub(_vec(x, i1), v)
-    e2 = _sub(_vec(x, i2), v)
-    n1, l1 = _unit(e1)
-    n2, l2 = _unit(e2)
-    m3, lb = _unit((n1[0] + n2[0], n1[1] + n2[1], n1[2] + n2[2]))
+    e1, e2, n1, l1, n2, l2, m3, lb = corner_bisector(x, iv, i1, i2)
     if not (l1 > 0.0 and l2 > 0.0 and lb > DEGENERATE_SIN):
         return FRAME_DEGENERATE
     u1, u2, u3 = _weights(u)
@@ -227,8 +231,7 @@ def add_triangle_vertex_frame_hessian(x, iv, i1, i2, u, H):
     if not sn > DEGENERATE_SIN:
         return FRAME_DEGENERATE
     # w3 . m3 with m3 = b / |b|, b = e1 / |e1| + e2 / |e2|
-    w3x = cross(m1, u2)
-    w3 = (u3[0] + w3x[0], u3[1] + w3x[1], u3[2] + w3x[2])
+    w3 = _plus_cross(u3, m1, u2)
     hb = _unit_hess(m3, lb, w3)
     yb = _unit_grad(m3, lb, w3)
     hee = _add9(hee, _add9(_sandwich(p1, hb, p1), _unit_hess(n1, l1, yb)))
@@ -242,18 +245,14 @@ def add_triangle_vertex_frame_hessian(x, iv, i1, i2, u, H):
 def add_triangle_edge_frame_hessian(x, ia, ib, ic, u, H):
     """``H += sum_a u_a Hess F_a`` of :func:`strandlab.mixed.frames.triangle_edge_frame`
     (same slots; ``u`` [9])."""
-    a = _vec(x, ia)
-    e = _sub(_vec(x, ib), a)
-    f = _sub(_vec(x, ic), a)
-    m3, le = _unit(e)
+    e, f, m3, le = edge_axis(x, ia, ib, ic)
     if not le > 0.0:
         return FRAME_DEGENERATE
     u1, u2, u3 = _weights(u)
     m1, hee, hef, hff, sn = _normal_part(e, f, m3, _p9(1.0 / le, m3), _i9(0.0), u1, u2)
     if not sn > DEGENERATE_SIN:
         return FRAME_DEGENERATE
-    w3x = cross(m1, u2)
-    w3 = (u3[0] + w3x[0], u3[1] + w3x[1], u3[2] + w3x[2])
+    w3 = _plus_cross(u3, m1, u2)
     _put_edges(H, ia, ib, ic, _add9(hee, _unit_hess(m3, le, w3)), hef, hff)
     return FRAME_OK
 
@@ -262,24 +261,13 @@ def add_triangle_edge_frame_hessian(x, ia, ib, ic, u, H):
 def add_tet_vertex_frame_hessian(x, iv, i1, i2, i3, u, H):
     """``H += sum_a u_a Hess F_a`` of :func:`strandlab.mixed.frames.tet_vertex_frame` (same
     slots; ``u`` [9])."""
-    v = _vec(x, iv)
-    p1 = _vec(x, i1)
-    p2 = _vec(x, i2)
-    p3 = _vec(x, i3)
-    g = ((p1[0] + p2[0] + p3[0]) / 3.0, (p1[1] + p2[1] + p3[1]) / 3.0,
-         (p1[2] + p2[2] + p3[2]) / 3.0)
-    m3, lg = _unit(_sub(g, v))
-    w = _sub(p1, g)
-    wm = dot(w, m3)
-    m1, lu = _unit((w[0] - wm * m3[0], w[1] - wm * m3[1], w[2] - wm * m3[2]))
+    m3, lg, w, wm, m1, lu = tet_axes(x, iv, i1, i2, i3)
     if not (lg > 0.0 and lu > DEGENERATE_SIN * math.sqrt(dot(w, w))):
         return FRAME_DEGENERATE
     u1, u2, u3 = _weights(u)
     # variables d = g - v (m3 = d / |d|) and w = p1 - g (m1 = z / |z|, z = (I - m3 m3^T) w)
-    w1x = cross(u2, m3)
-    w1 = (u1[0] + w1x[0], u1[1] + w1x[1], u1[2] + w1x[2])
-    w3x = cross(m1, u2)
-    w3 = (u3[0] + w3x[0], u3[1] + w3x[1], u3[2] + w3x[2])
+    w1 = _plus_cross(u1, u2, m3)
+    w3 = _plus_cross(u3, m1, u2)
     a3 = _p9(1.0 / lg, m3)                                     # dm3/dd
     hdd = _unit_hess(m3, lg, w3)
     hz = _unit_hess(m1, lu, w1)

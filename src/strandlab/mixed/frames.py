@@ -59,6 +59,9 @@ __all__ = [
     "triangle_vertex_frame",
     "triangle_edge_frame",
     "tet_vertex_frame",
+    "corner_bisector",
+    "edge_axis",
+    "tet_axes",
 ]
 
 FRAME_OK = 0
@@ -232,16 +235,54 @@ def rod_edge_frame(x, ia, ib, ith, t_s, a1_s, F, J):
 
 
 @njit(**_OPTS)
+def corner_bisector(x, iv, i1, i2):
+    """The corner of triangle ``(v, p1, p2)`` at ``v``: edges ``e1 = p1 - v``, ``e2 = p2 - v``,
+    their unit vectors and lengths, and the unit bisector ``m3`` of ``e1/|e1| + e2/|e2|`` with
+    that sum's length: ``(e1, e2, n1, l1, n2, l2, m3, lb)``."""
+    v = _vec(x, iv)
+    e1 = _sub(_vec(x, i1), v)
+    e2 = _sub(_vec(x, i2), v)
+    n1, l1 = _unit(e1)
+    n2, l2 = _unit(e2)
+    m3, lb = _unit((n1[0] + n2[0], n1[1] + n2[1], n1[2] + n2[2]))
+    return e1, e2, n1, l1, n2, l2, m3, lb
+
+
+@njit(**_OPTS)
+def edge_axis(x, ia, ib, ic):
+    """Triangle ``(a, b, c)`` seen from its edge ``(a, b)``: ``e = b - a``, ``f = c - a``, the
+    unit ``m3`` along ``e`` and ``|e|``: ``(e, f, m3, le)``."""
+    a = _vec(x, ia)
+    e = _sub(_vec(x, ib), a)
+    f = _sub(_vec(x, ic), a)
+    m3, le = _unit(e)
+    return e, f, m3, le
+
+
+@njit(**_OPTS)
+def tet_axes(x, iv, i1, i2, i3):
+    """The axes of tetrahedron ``(v, p1, p2, p3)`` at ``v``: ``m3`` along ``g - v`` (``g`` the
+    opposite face's centroid) with ``|g - v|``, ``w = p1 - g``, ``w . m3``, and ``m1`` along
+    ``w`` with its ``m3`` part removed, with that part's length: ``(m3, lg, w, wm, m1, lu)``."""
+    v = _vec(x, iv)
+    p1 = _vec(x, i1)
+    p2 = _vec(x, i2)
+    p3 = _vec(x, i3)
+    g = ((p1[0] + p2[0] + p3[0]) / 3.0, (p1[1] + p2[1] + p3[1]) / 3.0,
+         (p1[2] + p2[2] + p3[2]) / 3.0)
+    m3, lg = _unit(_sub(g, v))
+    w = _sub(p1, g)
+    wm = dot(w, m3)
+    m1, lu = _unit((w[0] - wm * m3[0], w[1] - wm * m3[1], w[2] - wm * m3[2]))
+    return m3, lg, w, wm, m1, lu
+
+
+@njit(**_OPTS)
 def triangle_vertex_frame(x, iv, i1, i2, F, J):
     """Frame of triangle ``(v, p1, p2)`` at ``v`` (slots ``iv, i1, i2``): ``m3`` the corner's
     unit bisector, ``m1`` the unit normal."""
     _zero(J)
-    v = _vec(x, iv)
-    e1 = _sub(_vec(x, i1), v)
-    e2 = _sub(_vec(x, i2), v)
-    u1, l1 = _unit(e1)
-    u2, l2 = _unit(e2)
-    m3, lb = _unit((u1[0] + u2[0], u1[1] + u2[1], u1[2] + u2[2]))
+    e1, e2, u1, l1, u2, l2, m3, lb = corner_bisector(x, iv, i1, i2)
     if not (l1 > 0.0 and l2 > 0.0 and lb > DEGENERATE_SIN):
         return FRAME_DEGENERATE
     pb = _p9(1.0 / lb, m3)
@@ -254,10 +295,7 @@ def triangle_edge_frame(x, ia, ib, ic, F, J):
     """Frame of triangle ``(a, b, c)`` at its edge ``(a, b)`` (slots ``ia, ib, ic``): ``m3``
     along ``b - a``, ``m1`` the unit normal."""
     _zero(J)
-    a = _vec(x, ia)
-    e = _sub(_vec(x, ib), a)
-    f = _sub(_vec(x, ic), a)
-    m3, le = _unit(e)
+    e, f, m3, le = edge_axis(x, ia, ib, ic)
     if not le > 0.0:
         return FRAME_DEGENERATE
     return _normal_frame(F, J, ia, ib, ic, e, f, m3, _p9(1.0 / le, m3), _i9(0.0))
@@ -269,16 +307,7 @@ def tet_vertex_frame(x, iv, i1, i2, i3, F, J):
     towards the opposite face's centroid ``g``, ``m1`` from ``g`` towards ``p1`` (made
     perpendicular to ``m3``)."""
     _zero(J)
-    v = _vec(x, iv)
-    p1 = _vec(x, i1)
-    p2 = _vec(x, i2)
-    p3 = _vec(x, i3)
-    g = ((p1[0] + p2[0] + p3[0]) / 3.0, (p1[1] + p2[1] + p3[1]) / 3.0,
-         (p1[2] + p2[2] + p3[2]) / 3.0)
-    m3, lg = _unit(_sub(g, v))
-    w = _sub(p1, g)
-    wm = dot(w, m3)
-    m1, lu = _unit((w[0] - wm * m3[0], w[1] - wm * m3[1], w[2] - wm * m3[2]))
+    m3, lg, w, wm, m1, lu = tet_axes(x, iv, i1, i2, i3)
     if not (lg > 0.0 and lu > DEGENERATE_SIN * math.sqrt(dot(w, w))):
         return FRAME_DEGENERATE
     m2 = cross(m3, m1)
