@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .pcg import unsigned_view
+
 __all__ = ["qdldl_available", "QdldlFactor", "QDLDL_MAX_DOFS"]
 
 QDLDL_MAX_DOFS = 2000
@@ -35,10 +37,14 @@ class QdldlFactor:
     """One pattern's QDLDL factorisation, refactored numerically for each new matrix.
 
     :meth:`factor` takes the symmetric matrix as SciPy CSC with sorted indices and every
-    diagonal entry stored; :meth:`solve` solves with the last factor that succeeded."""
+    diagonal entry stored; :meth:`solve` solves with the last factor that succeeded, whose
+    arrays are ``factors``: ``(Lp, Li, Lx, d, perm)``, the strictly lower triangle of the unit
+    factor ``L`` (CSC), the pivots and the order, ``A = P (I + L) D (I + L)^T P^T`` with
+    ``P[perm[k], k] = 1`` (:func:`strandlab.implicit.pcg.ldl_apply` solves with them)."""
 
     def __init__(self):
         self._solver = None
+        self.factors = None
         self._pattern = None      # (indptr, indices, positions of the upper triangle, upper)
 
     def _upper(self, A):
@@ -71,11 +77,13 @@ class QdldlFactor:
         except RuntimeError as exc:       # a zero pivot
             self._solver = None
             return False, f"QDLDL: {exc}", -1
-        _, d, perm = self._solver.factors()
+        L, d, perm = self._solver.factors()
         bad = ~(d > pivot_tol * scale[perm])
         if bad.any():
             k = int(np.argmax(bad))
             return False, f"pivot {d[k]:.3g}", int(perm[k])
+        self.factors = (unsigned_view(L.indptr), unsigned_view(L.indices), L.data, d,
+                        np.asarray(perm))
         return True, "", -1
 
     def solve(self, b: np.ndarray) -> np.ndarray:
