@@ -23,13 +23,15 @@ Target (issue 9): 10 times faster per frame than the paper.
 Every case runs in its own process, for each thread count (``NUMBA_NUM_THREADS``) and each
 source tree: ``--baseline PATH`` times the same cases with the ``strandlab`` package found in
 ``PATH`` (e.g. ``/path/to/main/src``) side by side, in the same run.  ``--rounds R`` repeats
-every process R times, alternating, and prints the medians (the machine's load varies).
+every process R times, alternating, and prints the medians (the machine's load varies), or
+with ``--stat min`` the fastest round's times (the least disturbed).
 ``--busy`` burns one core in another process during the measurement (threads must never make
 a step slower than one thread; the last column, ``thr/1``, is the wall time over that of the
 first thread count listed).
 
     python benchmarks/bench_mixed.py [--frames 2] [--threads 1,2] [--cases sandwich,umbrella]
-                                     [--baseline ../main/src] [--rounds 3] [--busy]
+                                     [--baseline ../main/src] [--rounds 3] [--stat min]
+                                     [--busy]
 """
 from __future__ import annotations
 
@@ -142,10 +144,14 @@ def _run(case: Case, frames: int, threads: int, src: str | None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _median(runs: list[dict]) -> dict:
+def _summary(runs: list[dict], stat: str = "median") -> dict:
+    """The rounds' medians, or with ``stat="min"`` the times of the fastest round (the least
+    disturbed on a shared machine) with the median counts."""
     out = dict(runs[0])
     for key in ("ms", "cpu", "newton", "factorizations"):
-        out[key] = statistics.median(r[key] for r in runs)
+        values = [r[key] for r in runs]
+        out[key] = min(values) if stat == "min" and key in ("ms", "cpu") else \
+            statistics.median(values)
     out["jit"] = max(r["jit"] for r in runs)
     return out
 
@@ -158,6 +164,8 @@ def main(argv=None):
     ap.add_argument("--baseline", default=None,
                     help="a source tree (its src/ folder) to time side by side")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each process (medians)")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="times over the rounds: their median, or the fastest round's")
     ap.add_argument("--busy", action="store_true", help="one core busy in a child process")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -184,8 +192,8 @@ def main(argv=None):
                         runs[threads, tree].append(_run(case, frames, threads, src))
             for threads in thread_counts:
                 for tree, _ in trees:
-                    r = _median(runs[threads, tree])
-                    one = _median(runs[thread_counts[0], tree])["ms"]
+                    r = _summary(runs[threads, tree], a.stat)
+                    one = _summary(runs[thread_counts[0], tree], a.stat)["ms"]
                     paper = PAPER_MS_PER_FRAME[case.paper]
                     fact = (f"{r['factorizations']:7.2f}" if r["factorizations"] >= 0
                             else "      -")

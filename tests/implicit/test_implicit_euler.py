@@ -588,6 +588,13 @@ def test_accept_rebases_after_each_accepted_move():
         after = sys_.log[k + 1]
         assert after[0] == "base term" and after[2] and np.array_equal(after[1], sys_.log[k][1])
     np.testing.assert_array_equal(sys_.log[acc[-1]][1], q)
+    # the trial point's evaluation left the base term's Hessian out (evaluated again once
+    # accepted): one Hessian of it at the start and one per accepted move
+    for k in acc:
+        trial = next(e for e in reversed(sys_.log[:k]) if e[0] == "base term")
+        assert not trial[2] and np.array_equal(trial[1], sys_.log[k][1])
+    with_hessian = [e for e in sys_.log if e[0] == "base term" and e[2]]
+    assert len(with_hessian) == info.iterations + 1
     # fixed count without line search: accept after each move but the last (not evaluated),
     # the move's iterate prepared once and evaluated next
     sys_, q, v = _base_system()

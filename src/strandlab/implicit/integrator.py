@@ -447,6 +447,7 @@ class ImplicitEuler:
         self._accept = getattr(system, "accept", None)
         self._reads_base = tuple(k for k, t in enumerate(system.terms)
                                  if getattr(t, "reads_base", False))
+        self._not_base = tuple(k for k in range(len(system.terms)) if k not in self._reads_base)
         self._limited = 0
         self._no_fixed = np.zeros(n, dtype=np.bool_)
         self._part = np.zeros((self.assembly.n_blocks, 3))
@@ -478,10 +479,18 @@ class ImplicitEuler:
                              f"({self.n_dofs},)")
         return x
 
-    def _evaluate(self, q, *, hessian: bool, prepare: bool = True) -> None:
+    def _evaluate(self, q, *, hessian: bool, prepare: bool = True,
+                  base_hessian: bool = True) -> None:
+        """Evaluate the terms at ``q``; with ``base_hessian`` False the terms that read the
+        base get no Hessian (a trial point that, once accepted, becomes the base, where
+        :meth:`_rebase` evaluates them again)."""
         if prepare:
             self.system.prepare(q)
-        self.assembly.evaluate(q, hessian=hessian)
+        if hessian and not base_hessian and self._reads_base:
+            self.assembly.evaluate(q, hessian=True, only=self._not_base)
+            self.assembly.evaluate(q, hessian=False, only=self._reads_base)
+        else:
+            self.assembly.evaluate(q, hessian=hessian)
 
     def _rebase(self, q, evaluated: bool) -> None:
         """Tell the system that ``q`` (prepared there) is accepted; the terms that read the
@@ -605,7 +614,8 @@ class ImplicitEuler:
                 tries = 0
                 while True:
                     _axpy_to(q, self._qk, -alpha, self._dx)
-                    self._evaluate(q, hessian=trial_hessian)
+                    self._evaluate(q, hessian=trial_hessian,
+                                   base_hessian=self._accept is None)
                     evals += 1
                     merit = self._merit(q, a, cn, beta_h, f, fixed)
                     if merit <= merit0 - st.armijo * alpha * slope + slack:
