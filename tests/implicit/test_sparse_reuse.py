@@ -282,3 +282,27 @@ def test_newton_settings_checks():
         NewtonSettings(scale="weight")
     with pytest.raises(ValueError, match="initial_guess"):
         NewtonSettings(initial_guess="explicit")
+
+
+def test_jacobi_keeps_its_preconditioner_after_a_fallback_factorisation():
+    # Jacobi CG capped at 6 iterations fails and factors; the next solve (a nearby matrix) is
+    # again Jacobi CG, not CG preconditioned by that factorisation (the reuse method's, which
+    # would converge within the cap)
+    rng = np.random.default_rng(34)
+    terms = coupled_terms(rng)
+    diag = rng.uniform(0.5, 1.0, N)
+    asm, sol = solver_for(rng, terms, diag, method="jacobi", pcg_max_iterations=6,
+                          pcg_rtol=1e-10)
+    rhs = rng.normal(size=N)
+    x = np.zeros(N)
+    sol.factor(np.zeros(N, bool))
+    sol.solve(rhs, x)
+    assert sol.factorizations == 1 and sol.linear_iterations == 6
+    for t in terms:
+        t.H *= 1.0 + 0.01 * rng.uniform(size=(t.H.shape[0], 1, 1))
+    asm.evaluate(np.zeros(N), hessian=True)
+    sol.assemble(hess_scale=1.0, diagonal=diag)
+    sol.factor(np.zeros(N, bool))
+    sol.solve(rhs, x)
+    assert sol.factorizations == 2 and sol.linear_iterations == 12
+    np.testing.assert_allclose(x, np.linalg.solve(dense(terms, diag), rhs), rtol=1e-8)

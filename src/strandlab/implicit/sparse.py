@@ -771,7 +771,8 @@ class SparseSolver(LinearSolver):
                 return 0, False
         self._active = [(t, nonzero_stencils(self.assembly.hess[t])) for t in self.dynamic]
         self._active = [(t, idx) for t, idx in self._active if idx.size]
-        if (self._precond is self._qdldl and self._qdldl is not None and not self._active
+        if (self.method == "reuse" and self._precond is self._qdldl and self._qdldl is not None
+                and not self._active
                 and not use_parallel(self.assembly.n_blocks, self.indices.size,
                                      self.parallel)):
             Lp, Li, Lx, d, _ = self._qdldl.factors
