@@ -20,6 +20,14 @@ def spd_matrix(rng, n=N, density=0.15, shift=0.5):
     return (a @ a.T + shift * sp.eye(n)).tocsc()
 
 
+def nearby(seed, spread):
+    """``(rng, P, A)``: a random SPD matrix ``P`` and ``A`` = ``P`` plus a random diagonal of
+    entries up to ``spread``."""
+    rng = np.random.default_rng(seed)
+    P = spd_matrix(rng)
+    return rng, P, (P + sp.diags(rng.uniform(0.0, spread, N))).tocsc()
+
+
 def factors_of(A, fixed):
     """QDLDL factors of ``A`` on the free DOFs and the free DOF of each pivot."""
     free = np.nonzero(~fixed)[0]
@@ -101,9 +109,7 @@ def test_ldl_apply_solves_with_the_factored_matrix(n_fixed):
 
 def test_converges_as_the_method_does():
     # the factor of a nearby matrix preconditions the current one: same iterates, same count
-    rng = np.random.default_rng(2)
-    P = spd_matrix(rng)
-    A = (P + sp.diags(rng.uniform(0.0, 0.4, N))).tocsc()
+    rng, P, A = nearby(2, 0.4)
     fixed = np.zeros(N, bool)
     fixed[[4, 19]] = True
     f = factors_of(P, fixed)
@@ -119,9 +125,7 @@ def test_converges_as_the_method_does():
 
 
 def test_iteration_cap_is_not_usable():
-    rng = np.random.default_rng(3)
-    P = spd_matrix(rng)
-    A = (P + sp.diags(rng.uniform(0.0, 2.0, N))).tocsc()
+    rng, P, A = nearby(3, 2.0)
     fixed = np.zeros(N, bool)
     x, its, status = run_kernel(A, factors_of(P, fixed), rng.normal(size=N), fixed, 1e-14, 2)
     assert (its, status) == (2, 0)

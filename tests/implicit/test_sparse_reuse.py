@@ -288,14 +288,10 @@ def test_jacobi_keeps_its_preconditioner_after_a_fallback_factorisation():
     # Jacobi CG capped at 6 iterations fails and factors; the next solve (a nearby matrix) is
     # again Jacobi CG, not CG preconditioned by that factorisation (the reuse method's, which
     # would converge within the cap)
-    rng = np.random.default_rng(34)
-    terms = coupled_terms(rng)
-    diag = rng.uniform(0.5, 1.0, N)
-    asm, sol = solver_for(rng, terms, diag, method="jacobi", pcg_max_iterations=6,
-                          pcg_rtol=1e-10)
+    rng, terms, diag, asm, sol = factored(34, method="jacobi", pcg_max_iterations=6,
+                                          pcg_rtol=1e-10)
     rhs = rng.normal(size=N)
     x = np.zeros(N)
-    sol.factor(np.zeros(N, bool))
     sol.solve(rhs, x)
     assert sol.factorizations == 1 and sol.linear_iterations == 6
     for t in terms:
