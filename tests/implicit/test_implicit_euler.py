@@ -604,3 +604,25 @@ def test_accept_rebases_after_each_accepted_move():
     assert len(acc) == 2
     for k in acc:
         assert sys_.log[k - 1][0] == "prepare" and sys_.log[k + 1][0] == "base term"
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e4])
+def test_static_solve_far_from_the_origin_converges_as_at_the_origin(offset):
+    # a triangle of springs (one corner held, one sliding along x) under a couple of 2 kN
+    # along x: the load terms f_j q_j of the merit, about 2e7 J each 10 km from the origin,
+    # cancel, and their round-off (about 4e-9 J) exceeds the merit's decrease near
+    # convergence; the line search's slack allows for it, so the solve takes the same Newton
+    # steps there as at the origin (without it: 100 iterations, hundreds of backtracks)
+    x = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.5, 0.8, 0.0]]) + [offset, 0.0, 0.0]
+    side = float(np.hypot(0.5, 0.8))
+    term = SpringTerm([[0, 1], [1, 2], [0, 2]], 1e4, [1.0, side, side])
+    sys_ = ToySystem(9, np.ones(9), [term], [0, 9])
+    fixed = np.zeros(9, bool)
+    fixed[[0, 1, 2, 4, 5, 8]] = True
+    f = np.zeros(9)
+    f[3], f[6] = -2e3, 2e3
+    q = x.ravel().copy()
+    info = static_equilibrium(sys_, q, fixed, f, tolerance=1e-10)
+    assert info.converged and info.line_search_steps == 0 and info.iterations == 13, info
+    p = q.reshape(3, 3) - [offset, 0.0, 0.0]
+    assert p[1, 0] < 1.0 and p[2, 0] > 0.5          # corner 1 pushed in, corner 2 out

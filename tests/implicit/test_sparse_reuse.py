@@ -15,7 +15,12 @@ from strandlab.implicit import (
     SparseSolver,
     make_linear_solver,
 )
+from strandlab.implicit.ldl import qdldl_available
 from strandlab.implicit.sparse import PCG_LARGE
+
+#: The preconditioner's backends: with QDLDL the conjugate gradients run as one compiled call
+#: (strandlab.implicit.pcg), with SuperLU as a Python loop; both must behave alike.
+CG_BACKENDS = ["superlu"] + (["qdldl"] if qdldl_available() else [])
 
 
 class PairTerm(QuadraticTerm):
@@ -46,11 +51,12 @@ def dense(terms, diag):
     return dense_reference(N, [t.dofs for t in terms], [t.H for t in terms]) + np.diag(diag)
 
 
-def test_reuse_keeps_the_factor_and_solves_to_its_tolerance():
+@pytest.mark.parametrize("backend", CG_BACKENDS)
+def test_reuse_keeps_the_factor_and_solves_to_its_tolerance(backend):
     rng = np.random.default_rng(30)
     terms = coupled_terms(rng)
     diag = rng.uniform(0.5, 1.0, N)
-    asm, sol = solver_for(rng, terms, diag, method="reuse", pcg_rtol=1e-8)
+    asm, sol = solver_for(rng, terms, diag, method="reuse", pcg_rtol=1e-8, backend=backend)
     fixed = np.zeros(N, bool)
     fixed[[3, 40]] = True
     free = ~fixed
@@ -126,12 +132,13 @@ def test_reuse_meets_negative_curvature_and_shifts():
                                                   rhs), rtol=1e-8)
 
 
-def test_reuse_truncates_at_negative_curvature_met_later():
+@pytest.mark.parametrize("backend", CG_BACKENDS)
+def test_reuse_truncates_at_negative_curvature_met_later(backend):
     # the coupling stencils turned negative: the matrix is indefinite (lowest eigenvalue
     # -18.8), but the first direction has positive curvature.  CG stops at the second, which
     # has none, and returns the iterate so far (Newton-CG), no factorisation: the first CG
     # step preconditioned by the kept factor, a descent direction
-    rng, terms, diag, asm, sol = factored(33, method="reuse", pcg_rtol=1e-10)
+    rng, terms, diag, asm, sol = factored(33, method="reuse", pcg_rtol=1e-10, backend=backend)
     P = dense(terms, diag)
     terms[-1].H *= -1.0
     asm.evaluate(np.zeros(N), hessian=True)
