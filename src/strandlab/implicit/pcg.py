@@ -6,7 +6,7 @@ factorisation of an earlier one as preconditioner.  On the mixed model's small s
 hundred vertices) an iteration costs about 0.2 ms, of which the matrix product and the
 triangular solves are two thirds; the rest was the Python loop around them (array operations,
 calls into QDLDL).  :func:`pcg_ldl` runs the whole loop in one call: the CSR product of
-:func:`~strandlab.implicit.sparse.csr_matvec_ser`, the solve with QDLDL's factors
+:func:`~strandlab.implicit.csr.csr_matvec_ser`, the solve with QDLDL's factors
 (``P (I + L) D (I + L)^T P^T``, :func:`ldl_apply`) and the vector updates, with the same
 stopping rules as the loop it replaces.  It is serial: it is used where the matrix product
 would be (below :data:`~strandlab.implicit.assembly.PARALLEL_MIN_WORK`), with QDLDL as the
