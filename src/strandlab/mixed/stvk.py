@@ -56,6 +56,8 @@ def scratch(n_stencils: int, n: int, d: int):
 
 @njit(**_OPTS)
 def _deformation(s, q_in, dofs, beta, F_w, n, d):
+    """``F = sum_i x_i beta_i^T`` of stencil ``s`` into ``F_w[s]`` (``n`` vertices, ``d``
+    reference dimensions)."""
     for c in range(3):
         for a in range(d):
             acc = 0.0
@@ -97,6 +99,7 @@ def _fbeta(s, i, beta, M_w, c, d):
 
 @njit(**_OPTS)
 def _force(s, vol, beta, F_w, S_w, P_w, g_out, n, d):
+    """``P = F S`` into ``P_w[s]``; ``g_out[s]`` = ``V P beta_i`` for every vertex."""
     for c in range(3):
         for a in range(d):
             P_w[s, c, a] = 0.0
@@ -109,6 +112,7 @@ def _force(s, vol, beta, F_w, S_w, P_w, g_out, n, d):
 
 @njit(**_OPTS, inline="always")
 def _pair(s, i, j, beta, S_w, d):
+    """``(beta_i . S beta_j, beta_i . beta_j)``."""
     bsb = 0.0
     bb = 0.0
     for a in range(d):
