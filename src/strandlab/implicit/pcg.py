@@ -31,6 +31,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .csr import csr_matvec_ser
+
 __all__ = ["ldl_apply", "pcg_ldl", "unsigned_view"]
 
 
@@ -66,16 +68,6 @@ def ldl_apply(Lp, Li, Lx, d, full, r_in, w, z_out):
 
 
 @njit(cache=True)
-def _matvec(indptr, indices, data, fixed, x, out):
-    for i in range(indptr.shape[0] - 1):
-        acc = 0.0
-        if not fixed[i]:
-            for t in range(indptr[i], indptr[i + 1]):
-                acc += data[t] * x[indices[t]]
-        out[i] = acc
-
-
-@njit(cache=True)
 def _dot(a, b):
     acc = 0.0
     for i in range(a.shape[0]):
@@ -104,7 +96,7 @@ def pcg_ldl(indptr, indices, data, fixed, Lp, Li, Lx, d, full, b, rtol, max_iter
         p[i] = z[i]
     rz = _dot(r, z)
     for it in range(1, max_iterations + 1):
-        _matvec(indptr, indices, data, fixed, p, ap)
+        csr_matvec_ser(indptr, indices, data, p, fixed, ap)
         pap = _dot(p, ap)
         if not (pap > 0.0 and rz > 0.0):
             return it, 2 if it > 1 else 0
