@@ -273,6 +273,10 @@ def test_move_limit_stops_a_point_short_of_a_triangle():
     short = np.zeros(12)
     short[2] = -0.95 * d0                      # ends short of the triangle: whole
     assert term.max_step(q, short) == 1.0
+    # ends at 0.005 d0, though shorter than the distance: cut where the advancement reached
+    # the kept 0.1 d0 (to rounding, the first or the second advancement)
+    short[2] = -0.995 * d0
+    assert 0.9 / 0.995 * (1 - 1e-9) <= term.max_step(q, short) <= 0.99 / 0.995 * (1 + 1e-9)
     # the four vertices moved alike (the distance does not change), however far
     assert term.max_step(q, np.tile([0.3, -0.2, 0.4], 4)) == 1.0
     # sliding at a constant height, 20 times the distance: advanced step by step to the end
@@ -539,3 +543,66 @@ if __name__ == "__main__":   # the figures of docs/collision.md, "Mesh contact"
           f"{m['distances'][-1] * 1e3:.3f} mm, top speed {m['v_top']:.4f} m/s; crossings "
           f"{m['crossings']}; displacement / bound at most {m['worst']:.2f}")
     _sheets_timing()
+
+
+def test_a_kept_hessian_buffer_matches_a_fresh_one_as_pairs_leave_contact():
+    # pairs out of contact leave the kept buffer alone once zeroed: moving the upper patch
+    # away and back, the buffer handed back each time equals one filled afresh (by a second
+    # term on the same pairs), bit for bit, and hessian_stencils lists every stencil with a
+    # non-zero Hessian (no more than were written) without reading it
+    term, q0 = _close_patches()
+    ref, _ = _close_patches()
+    n = term.n_stencils
+    e, g, kept = np.zeros(n), np.zeros((n, 12)), np.full((n, 12, 12), np.nan)
+    upper = np.zeros(q0.size)
+    upper[q0.size // 2:] = np.tile([0.0, 0.0, 1.0], q0.size // 6)
+    counts = []
+    for lift in (0.0, 0.02, 0.2, 0.0, 0.01, 0.0, 0.2):
+        q = q0 + lift * upper
+        term.evaluate(q, e, g, kept)
+        fresh = np.full((n, 12, 12), np.nan)
+        ref.evaluate(q, np.zeros(n), np.zeros((n, 12)), fresh)
+        assert np.array_equal(kept, fresh)
+        listed = term.hessian_stencils(kept)
+        scanned = np.nonzero(np.abs(kept).reshape(n, -1).max(axis=1) > 0)[0]
+        assert set(scanned) <= set(listed) and listed.size == term.n_active
+        counts.append(term.n_active)
+    assert counts[0] > 0 and counts[2] == 0 and counts[3] == counts[0]
+    other = np.ones((n, 12, 12))                       # a buffer the term did not fill last
+    assert np.array_equal(term.hessian_stencils(other), np.arange(n))
+    term.evaluate(q0, e, g, other)                     # unknown contents: every pair zeroed
+    assert np.array_equal(other, ref_fill(ref, q0))
+
+
+def ref_fill(term, q):
+    n = term.n_stencils
+    h = np.full((n, 12, 12), np.nan)
+    term.evaluate(q, np.zeros(n), np.zeros((n, 12)), h)
+    return h
+
+
+def test_each_pair_energy_is_the_penalty_of_its_distance():
+    # every listed pair against the distance functions (no bounding-box shortcut): pairs
+    # within dhat have the penalty 1/2 k (dhat - d)^2, the others none (edge pairs far from
+    # parallel: unmollified)
+    term, q = _close_patches()
+    n = term.n_stencils
+    e = np.zeros(n)
+    term.evaluate(q, e, np.zeros((n, 12)), np.zeros((n, 12, 12)))
+    x = q.reshape(-1, 3)
+    checked = 0
+    for s in range(n):
+        v = x[term.pair_vertices[s]]
+        if term.pair_kind[s] == POINT_TRIANGLE:
+            d2 = point_triangle_distance(*v)[0]
+        else:
+            u, w = v[1] - v[0], v[3] - v[2]
+            sin2 = np.sum(np.cross(u, w) ** 2) / (u @ u * (w @ w))
+            if sin2 < 1e-3:
+                continue
+            d2 = edge_edge_distance(*v)[0]
+        gap = max(term.dhat - np.sqrt(d2), 0.0)
+        assert e[s] == pytest.approx(0.5 * term.pair_stiffness[s] * gap ** 2, rel=1e-9,
+                                     abs=1e-15)
+        checked += gap > 0
+    assert checked >= 10

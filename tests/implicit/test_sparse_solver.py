@@ -302,8 +302,13 @@ def test_backend_choice(monkeypatch):
     monkeypatch.setitem(sys.modules, "sksparse", None)
     monkeypatch.setitem(sys.modules, "pypardiso", None)
     assert SparseSolver(asm).backend == "qdldl"          # a small system, qdldl installed
+    assert SparseSolver(asm, backend="cvxopt").backend == "cvxopt"
     monkeypatch.setitem(sys.modules, "qdldl", None)
+    assert SparseSolver(asm).backend == "cvxopt"         # a small system, no qdldl
+    monkeypatch.setitem(sys.modules, "cvxopt", None)
     assert SparseSolver(asm).backend == "superlu"
+    with pytest.raises(ValueError, match="backend 'cvxopt' requested but cvxopt.cholmod"):
+        SparseSolver(asm, backend="cvxopt")
     with pytest.raises(ValueError, match="backend 'qdldl' requested but qdldl"):
         SparseSolver(asm, backend="qdldl")
     with pytest.raises(ValueError, match="backend 'pardiso' requested but pypardiso"):
@@ -344,10 +349,10 @@ def test_shift_decays_from_the_last_one_needed():
     assert shifts[len(expect):] == [0.0] * (12 - len(expect))
 
 
-FACTORISATIONS = [dict(backend="qdldl"), dict(ordering="metis")]
+FACTORISATIONS = [dict(backend="qdldl"), dict(ordering="metis"), dict(backend="cvxopt")]
 
 
-@pytest.mark.parametrize("options", FACTORISATIONS, ids=["qdldl", "superlu-metis"])
+@pytest.mark.parametrize("options", FACTORISATIONS, ids=["qdldl", "superlu-metis", "cvxopt"])
 @pytest.mark.parametrize("negative", [False, True])
 def test_factorisation_matches_the_dense_solve(options, negative):
     # QDLDL's LDL^T (its D the inertia) and SuperLU in METIS' order: the reduced system, and
@@ -369,7 +374,7 @@ def test_factorisation_matches_the_dense_solve(options, negative):
     np.testing.assert_allclose(x[free], ref, rtol=0, atol=1e-9 * np.abs(ref).max())
 
 
-@pytest.mark.parametrize("options", FACTORISATIONS, ids=["qdldl", "superlu-metis"])
+@pytest.mark.parametrize("options", FACTORISATIONS, ids=["qdldl", "superlu-metis", "cvxopt"])
 def test_a_bad_pivot_names_the_system_dof(options):
     # both factor in an order of their own; the message names the DOF of the system, and the
     # same pattern is factored again after the failure

@@ -73,7 +73,7 @@ def test_settings_checks():
     with pytest.raises(ValueError, match="linear_solver"):
         MixedSettings(linear_solver="cholesky")
     st = MixedSettings()
-    assert st.linear_solver == "reuse" and st.solver_options() == {"method": "reuse"}
+    assert st.linear_solver == "auto" and st.solver_options() == {"method": "auto"}
     n = st.newton(1e-9)
     assert n.scale == "load" and n.initial_guess == "inertial" and n.atol == 1e-9
     assert dataclasses.replace(st, tolerance=None).newton().tolerance is None

@@ -139,16 +139,66 @@ def _zero_stencil(s, g_out, H_out, want_hess):
 
 
 @njit(cache=True, _nrt=False)
-def _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, out, want_hess):
+def _clear_hessian(s, H_out, written):
+    """Zero stencil ``s``'s Hessian as its flag says: written (1) all of it, unknown (2) the
+    entries that are not zero (a buffer fresh from ``np.zeros`` is only read: its pages stay
+    unallocated), known zero (0) nothing."""
+    if written == 1:
+        for i in range(12):
+            for j in range(12):
+                H_out[s, i, j] = 0.0
+    elif written == 2:
+        for i in range(12):
+            for j in range(12):
+                if H_out[s, i, j] != 0.0:
+                    H_out[s, i, j] = 0.0
+
+
+@njit(cache=True, _nrt=False)
+def _box_gap2(x, dofs, s, split):
+    """Squared distance [m^2] between the bounding boxes of pair ``s``'s vertices ``0 ..
+    split - 1`` and ``split .. 3`` (at ``x[dofs[s, 3 j + a]]``): a lower bound of the squared
+    distance of the pair's two sides."""
+    g2 = 0.0
+    for a in range(3):
+        lo0 = hi0 = x[dofs[s, a]]
+        for j in range(1, split):
+            v = x[dofs[s, 3 * j + a]]
+            lo0 = min(lo0, v)
+            hi0 = max(hi0, v)
+        lo1 = hi1 = x[dofs[s, 3 * split + a]]
+        for j in range(split + 1, 4):
+            v = x[dofs[s, 3 * j + a]]
+            lo1 = min(lo1, v)
+            hi1 = max(hi1, v)
+        gap = max(lo1 - hi0, lo0 - hi1, 0.0)
+        g2 += gap * gap
+    return g2
+
+
+@njit(cache=True, _nrt=False)
+def _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, written_io, out, want_hess):
     """Energy, gradient and (``want_hess``) Hessian of pair ``s`` (module docstring); returns 1
-    when it is in contact (``d < dhat``)."""
+    when it is in contact (``d < dhat``).  A pair out of contact costs its distance only: its
+    Hessian is zeroed only when ``written_io[s]`` says it was written since (then cleared)."""
     dofs_in, kind_in, k_in = pairs_in
     e_out, g_out, H_out = out
+    e_out[s] = 0.0
+    split = 1 if kind_in[s] == POINT_TRIANGLE else 2
     i0, i1, i2, i3 = dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9]
-    m = _classify(q_in, i0, i1, i2, i3, kind_in[s], w_scratch, s)
+    m = -1
+    if _box_gap2(q_in, dofs_in, s, split) < dhat * dhat:
+        m = _classify(q_in, i0, i1, i2, i3, kind_in[s], w_scratch, s)
+    if m < 0 or not squared_distance(q_in, i0, i1, i2, i3, w_scratch, s) < dhat * dhat:
+        _zero_stencil(s, g_out, H_out, False)
+        if want_hess:
+            _clear_hessian(s, H_out, written_io[s])
+            written_io[s] = 0
+        return 0
     f = squared_distance_derivatives(q_in, i0, i1, i2, i3, w_scratch, s, m, g_out, H_out,
                                      want_hess)
-    e_out[s] = 0.0
+    if want_hess:
+        written_io[s] = 1
     if not f < dhat * dhat:
         _zero_stencil(s, g_out, H_out, want_hess)
         return 0
@@ -198,28 +248,33 @@ def _mollify(s, q_in, i0, i1, i2, i3, project, e_out, g_out, H_out, want_hess):
 
 
 @njit(cache=True, parallel=True)
-def mesh_contact_terms(q_in, pairs_in, dhat, project, w_scratch, out, want_hess):
+def mesh_contact_terms(q_in, pairs_in, dhat, project, w_scratch, written_io, out, want_hess):
     """Penalty of every pair stencil (module docstring), parallel over pairs; returns the
     number in contact.
 
     q_in : float64 [n_dofs] positions [m].
     pairs_in : ``(dofs int64 [n, 12], kind int64 [n], k float64 [n] [N/m])``.
     w_scratch : float64 [>= n, 12], closest-point coefficients.
+    written_io : uint8 [n], per pair: 0 its Hessian in ``out`` is zero, 1 written since, 2
+        unknown (read and updated when ``want_hess``; all 2 for a buffer the term did not
+        fill last).
     out : ``(energy [n] [J], gradient [n, 12] [N], Hessian [n, 12, 12] [N/m])``, overwritten
         (the Hessian only when ``want_hess``).
     """
     n = 0
     for s in prange(pairs_in[0].shape[0]):
-        n += _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, out, want_hess)
+        n += _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, written_io, out,
+                              want_hess)
     return n
 
 
 @njit(cache=True, _nrt=False)
-def mesh_contact_terms_serial(q_in, pairs_in, dhat, project, w_scratch, out, want_hess):
+def mesh_contact_terms_serial(q_in, pairs_in, dhat, project, w_scratch, written_io, out, want_hess):
     """Serial twin of :func:`mesh_contact_terms`."""
     n = 0
     for s in range(pairs_in[0].shape[0]):
-        n += _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, out, want_hess)
+        n += _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, written_io, out,
+                              want_hess)
     return n
 
 
@@ -267,6 +322,9 @@ def _pair_move_limit(s, q_in, dq_in, pairs_in, w_scratch, x_scratch):
     lp = _speed_bound(x_scratch, o, kind)
     if not lp > 0.0:
         return 1.0
+    d = math.sqrt(_box_gap2(q_in, dofs_in, s, 1 if kind == POINT_TRIANGLE else 2))
+    if (1.0 - MOVE_KEEP) * d >= lp:
+        return 1.0                  # the first advancement from the distance would pass 1
     d = _local_distance(x_scratch, o, kind, w_scratch, s)
     if not d > 0.0:
         return 1.0                  # touching already: no side to keep
@@ -631,6 +689,8 @@ class MeshContactTerm(StencilTerm):
         self._xs = np.zeros(24 * cap)
         self._t = np.zeros(cap)
         self._no_hess = np.zeros((0, 12, 12))
+        self._written = np.zeros(0, dtype=np.uint8)   # stencils whose Hessian may be non-zero
+        self._hess_seen = None                          # in this buffer
         self.dofs = np.zeros((0, 12), dtype=np.int64)
         self.pair_vertices = np.zeros((0, 4), dtype=np.int64)
         self.pair_kind = np.zeros(0, dtype=np.int64)
@@ -680,6 +740,8 @@ class MeshContactTerm(StencilTerm):
         self.pair_kind = kind.copy()
         self.pair_stiffness = self.stiffness[pairs].max(axis=1) if n else np.zeros(0)
         self.dofs = (self.vertex_dofs[pairs][:, :, None] + np.arange(3)).reshape(n, 12)
+        self._written = np.ones(n, dtype=np.uint8)
+        self._hess_seen = None
         self.version += 1
         return True
 
@@ -723,7 +785,19 @@ class MeshContactTerm(StencilTerm):
                              f"the term has {n}: its pairs changed at update(): refresh the "
                              f"assembly (Assembly.refresh)")
         h = hess_out if want else self._no_hess
+        if want and hess_out is not self._hess_seen:    # a buffer of unknown contents
+            self._written.fill(2)
+            self._hess_seen = hess_out
         kern = (mesh_contact_terms if use_parallel(2, n * MESH_CONTACT_WORK)
                 else mesh_contact_terms_serial)
         self.n_active = int(kern(q, (self.dofs, self.pair_kind, self.pair_stiffness), self.dhat,
-                                 self.project, self._w, (energy_out, grad_out, h), want))
+                                 self.project, self._w, self._written,
+                                 (energy_out, grad_out, h), want))
+
+    def hessian_stencils(self, hess: np.ndarray) -> np.ndarray:
+        """The pairs whose Hessian in ``hess`` may be non-zero: those written by the last
+        evaluations into that buffer (pairs out of contact since are zero), without reading
+        it; a buffer this term did not fill last is scanned."""
+        if hess is self._hess_seen and self._written.size == hess.shape[0]:
+            return np.nonzero(self._written)[0]
+        return super().hessian_stencils(hess)

@@ -19,8 +19,8 @@ here, and pairs out of contact add no fill.
 Factorisation.  The matrix with the fixed DOFs removed (a reduced CSR pattern, rebuilt only
 when ``fixed`` changes; its values gathered from ``data`` each time) is factored by one of
 :data:`BACKENDS` (``backend=``; the default, ``"auto"``, takes the first available of
-``"cholmod"``, ``"pardiso"``, ``"qdldl"`` (below :data:`~.ldl.QDLDL_MAX_DOFS` free DOFs),
-``"superlu"``):
+``"cholmod"``, ``"pardiso"``, then by the free DOFs (:func:`auto_backend`) ``"qdldl"`` below
+:data:`~.ldl.QDLDL_MAX_DOFS`, ``"cvxopt"`` from there on, and ``"superlu"``):
 
 - ``"cholmod"``: ``scikit-sparse``'s CHOLMOD when ``sksparse.cholmod`` is importable
   (optional, not a dependency; ``cholmod.analyze`` once per reduced pattern, then
@@ -33,26 +33,28 @@ when ``fixed`` changes; its values gathered from ``data`` each time) is factored
   OpenMP layer, the runtime of Numba's ``omp`` layer, unless ``MKL_THREADING_LAYER`` is
   set); tested with pypardiso 0.4.7 and MKL 2026.2 (docs/implicit.md: the timings, and why
   not phases 11 and 22 apart);
+- ``"cvxopt"``: CHOLMOD's supernodal Cholesky as cvxopt's wheels bundle it (:mod:`.supernodal`,
+  the extra ``cvxopt``), ordered by AMD and analysed once per reduced pattern, refactored
+  numerically; it detects non-positive pivots only;
 - ``"qdldl"``: QDLDL's ``L D L^T`` (:mod:`.ldl`, the extra ``qdldl``), ordered and analysed
   once per reduced pattern, refactored numerically; ``D`` is the inertia;
 - ``"superlu"``: SciPy's SuperLU (``splu``) with a symmetric fill-reducing ordering and
   diagonal pivots, from whose pivots the matrix's inertia is read (Sylvester: with diagonal
   pivoting ``A = L D L^T`` and the pivots are ``D``).
 
-A matrix that is not positive definite (CHOLMOD's error, PARDISO's error -4 (a non-positive
-pivot), a SuperLU pivot ``<= pivot_tol`` times its diagonal scale, an off-diagonal pivot, or an
-exactly singular factor) is factored again with the diagonal shift of :mod:`.linear`, applied to
-every block at once. After a factorisation that needed a shift ``mu``, the next one starts at
-``mu / shift_growth`` (while that is at least ``shift_initial``; else unshifted, then
-``shift_initial``), and a shift that succeeds is the next start's ``mu``: stiff objects under
-compression stay indefinite from one Newton iteration to the next, each try is a whole
-factorisation, and the start decays by ``shift_growth`` per factorisation once the matrix is
-positive definite again (a shift of ``mu / shift_growth`` of the diagonal on such a matrix
-only damps the Newton step).  On the umbrella of 3173 vertices (``mixed_umbrella(rings=32)``,
-steps 8-12, where its cloth is under compression) this took 31-63 factorisations a step
-where trying unshifted first took 46-92, and 49.5 s against 73.2 s of CPU for its first 12
-steps (docs/mixed.md).
-Factor and solve allocate (SciPy).
+A matrix that is not positive definite (CHOLMOD's error (either binding), PARDISO's error -4 (a
+non-positive pivot), a SuperLU pivot ``<= pivot_tol`` times its diagonal scale, an off-diagonal
+pivot, or an exactly singular factor) is factored again with the diagonal shift of
+:mod:`.linear`, applied to every block at once. After a factorisation that needed a shift
+``mu``, the next one starts at ``mu / shift_growth`` (while that is at least ``shift_initial``;
+else unshifted, then ``shift_initial``), and a shift that succeeds is the next start's ``mu``:
+stiff objects under compression stay indefinite from one Newton iteration to the next, each try
+is a whole factorisation, and the start decays by ``shift_growth`` per factorisation once the
+matrix is positive definite again (a shift of ``mu / shift_growth`` of the diagonal on such a
+matrix only damps the Newton step). On the umbrella of 3173 vertices
+(``mixed_umbrella(rings=32)``, steps 8-12, where its cloth is under compression) this took 31-63
+factorisations a step where trying unshifted first took 46-92, and 49.5 s against 73.2 s of CPU
+for its first 12 steps (docs/mixed.md). Factor and solve allocate (SciPy).
 
 Methods (``method=``).  ``"direct"``: a new factorisation at every :meth:`SparseSolver.factor`
 (each Newton iteration; the default).  ``"reuse"``: the last factorisation is kept while the free
@@ -67,7 +69,10 @@ definite preconditioner every iterate before it is a descent direction), not wit
 factorisation: an indefinite matrix (a cloth under compression) then costs a few iterations
 where it cost a factorisation and its shift sequence (docs/implicit.md).  ``"jacobi"``: the
 conjugate gradient method with the diagonal as preconditioner, no factorisation unless it
-fails (for comparison: hundreds of iterations on the mixed model's matrices).  The iterative
+fails (for comparison: hundreds of iterations on the mixed model's matrices).  ``"auto"``:
+``"direct"`` with the backends of :data:`DIRECT_BACKENDS` (a factorisation that costs about
+ten of its solves), else ``"reuse"``; resolved again when ``backend="auto"`` changes the
+backend with the free DOFs.  The iterative
 solves stop at ``|A x - b| <= pcg_rtol |b|`` (inexact Newton: the Newton iteration still
 converges to the integrator's tolerance).  With QDLDL and no contact stencils outside the
 pattern, the loop is one compiled call (:mod:`.pcg`).
@@ -91,17 +96,17 @@ from .csr import (
     csr_scatter_par,
     csr_scatter_ser,
     matvec_listed,
-    nonzero_stencils,
 )
 from .ldl import QDLDL_MAX_DOFS, QdldlFactor, qdldl_available
 from .linear import FactorInfo, LinearSolveError, LinearSolver, check_fixed
 from .ordering import METIS_MIN_DOFS, PermutedLU, metis_available, nested_dissection
 from .pcg import pcg_ldl, unsigned_view
+from .supernodal import SupernodalFactor, cvxopt_available
 
 __all__ = ["SparseSolver", "csr_pattern", "cholmod_available", "pardiso_available", "METHODS",
-           "BACKENDS", "ORDERINGS", "PCG_LARGE"]
+           "BACKENDS", "ORDERINGS", "PCG_LARGE", "DIRECT_BACKENDS", "auto_backend"]
 
-BACKENDS = ("cholmod", "pardiso", "qdldl", "superlu")
+BACKENDS = ("cholmod", "pardiso", "cvxopt", "qdldl", "superlu")
 """Factorisations of the sparse solver, in the order ``backend="auto"`` tries them (QDLDL only
 below :data:`~.ldl.QDLDL_MAX_DOFS` free DOFs, SuperLU from there on)."""
 
@@ -148,8 +153,13 @@ def pardiso_available() -> bool:
     return True
 
 
-METHODS = ("direct", "reuse", "jacobi")
+METHODS = ("direct", "reuse", "jacobi", "auto")
 """The sparse solver's methods (module docstring)."""
+
+DIRECT_BACKENDS = ("cvxopt",)
+"""Backends with which ``method="auto"`` factors at every Newton iteration (``"direct"``):
+CHOLMOD's supernodal factorisation costs about ten of its solves, so a new factor beats
+conjugate gradients preconditioned by an old one.  With the others it is ``"reuse"``."""
 
 
 #: Free DOFs from which the kept factorisation's conjugate gradients may take 40 iterations
@@ -162,14 +172,26 @@ METHODS = ("direct", "reuse", "jacobi")
 PCG_LARGE = 2000
 
 
+def auto_backend(n_free: int) -> str:
+    """The factorisation ``backend="auto"`` takes for ``n_free`` free DOFs when neither
+    CHOLMOD through scikit-sparse nor PARDISO loads: QDLDL below
+    :data:`~.ldl.QDLDL_MAX_DOFS` (its factors serve the compiled conjugate gradients), else
+    CHOLMOD's supernodal Cholesky through cvxopt, else SuperLU."""
+    if n_free < QDLDL_MAX_DOFS and qdldl_available():
+        return "qdldl"
+    return "cvxopt" if cvxopt_available() else "superlu"
+
+
 class SparseSolver(LinearSolver):
     """A sparse factorisation of the whole matrix (:data:`BACKENDS`: CHOLMOD, PARDISO, QDLDL or
-    SuperLU), reused as the preconditioner of conjugate gradients (module docstring).
+    SuperLU; CHOLMOD through scikit-sparse or cvxopt), reused as the preconditioner of
+    conjugate gradients (module docstring).
 
     Extra options: ``backend`` (:data:`BACKENDS` or ``"auto"``, the default: the first
     available; a named one that is missing raises ValueError); ``use_cholmod`` (the older
     spelling: True is ``backend="cholmod"``, False keeps ``"auto"`` off CHOLMOD); ``method``
-    (:data:`METHODS`, default ``"direct"``); ``pcg_rtol`` (relative residual of the iterative
+    (:data:`METHODS`, default ``"direct"``; ``"auto"`` by the backend, module docstring);
+    ``pcg_rtol`` (relative residual of the iterative
     solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default for ``"reuse"``: 20, or
     40 from :data:`PCG_LARGE` free DOFs on, where a factorisation costs more iterations; 5000
     for ``"jacobi"``); ``ordering`` (:data:`ORDERINGS`, default ``"auto"``; SuperLU only).
@@ -197,7 +219,8 @@ class SparseSolver(LinearSolver):
         a = assembly
         if method not in METHODS:
             raise ValueError(f"sparse solver method must be one of {METHODS}, got {method!r}")
-        self.method = method
+        self._method_given = method
+        self.method = method          # "auto": resolved with the backend, below
         if not (isinstance(pcg_rtol, (int, float)) and 0.0 < pcg_rtol < 1.0):
             raise ValueError(f"pcg_rtol must be a number in (0, 1), got {pcg_rtol!r}")
         self.pcg_rtol = float(pcg_rtol)
@@ -219,9 +242,14 @@ class SparseSolver(LinearSolver):
         self._uindptr, self._uindices = unsigned_view(self.indptr), unsigned_view(self.indices)
         self.data = np.zeros(self.indices.size)
         self.backend = self._choose_backend(backend, use_cholmod)
-        self._by_size = self.backend == "qdldl" and backend == "auto"   # or SuperLU when large
+        self._by_size = backend == "auto" and self.backend in ("cvxopt", "qdldl")
+        if self._by_size:                # re-chosen for the free DOFs at each reduction
+            self.backend = auto_backend(a.n_dofs)
+        if method == "auto":
+            self.method = self._auto_method()
         self.use_cholmod = self.backend == "cholmod"
         self._qdldl = None
+        self._supernodal = None
         self._pardiso = None
         self._pardiso_pattern = None
         self._hess_scale = 1.0
@@ -240,6 +268,9 @@ class SparseSolver(LinearSolver):
         self._jacobi = np.zeros(n)
         self._active = []
 
+    def _auto_method(self) -> str:
+        return "direct" if self.backend in DIRECT_BACKENDS else "reuse"
+
     @staticmethod
     def _choose_backend(backend: str, use_cholmod: bool | None) -> str:
         if use_cholmod not in (None, True, False):
@@ -252,11 +283,13 @@ class SparseSolver(LinearSolver):
                 raise ValueError(f"use_cholmod=True contradicts backend={backend!r}")
             backend = "cholmod"
         have = {"cholmod": cholmod_available, "pardiso": pardiso_available,
-                "qdldl": qdldl_available, "superlu": lambda: True}
+                "cvxopt": cvxopt_available, "qdldl": qdldl_available, "superlu": lambda: True}
         if backend != "auto":
             if not have[backend]():
                 what = {"cholmod": "sksparse.cholmod cannot be imported",
-                        "qdldl": "qdldl cannot be imported (pip install 'strandlab[qdldl]')"}.get(
+                        "qdldl": "qdldl cannot be imported (pip install 'strandlab[qdldl]')",
+                        "cvxopt": "cvxopt.cholmod cannot be imported (pip install "
+                                  "'strandlab[cvxopt]')"}.get(
                     backend, "pypardiso or MKL cannot be loaded (pip install "
                              "'strandlab[pardiso]', x86-64 only)")
                 hint = " (use_cholmod=True)" if use_cholmod else ""
@@ -291,7 +324,7 @@ class SparseSolver(LinearSolver):
             d, h = a.dofs[t], a.hess[t]
             if not d.shape[0]:
                 continue
-            act = nonzero_stencils(h)
+            act = a.terms[t].hessian_stencils(h)
             if not act.size:
                 continue
             k = d.shape[1]
@@ -344,11 +377,13 @@ class SparseSolver(LinearSolver):
         self._ldl_work = np.zeros(nf)
         self._fixed_seen = fixed.copy()
         if self._by_size:
-            self.backend = "qdldl" if nf < QDLDL_MAX_DOFS else "superlu"
+            self.backend = auto_backend(nf)
         self._perm = None
         if self.backend == "superlu" and nf > 1 and (self.ordering == "metis" or (
                 self.ordering == "auto" and nf >= METIS_MIN_DOFS and metis_available())):
             self._perm = nested_dissection(self._red_indptr, self._red_indices)
+        if self._method_given == "auto":
+            self.method = self._auto_method()
         if self._pcg_max_given is None and self.method == "reuse":
             self.pcg_max_iterations = 40 if nf >= PCG_LARGE else 20
         self._chol = None
@@ -447,6 +482,8 @@ class SparseSolver(LinearSolver):
             return self._try_pardiso(A)
         if self.backend == "qdldl":
             return self._try_qdldl(A, scale)
+        if self.backend == "cvxopt":
+            return self._try_supernodal(A)
         return self._try_lu(A, scale)
 
     def _factor_exactly(self, A) -> None:
@@ -524,6 +561,15 @@ class SparseSolver(LinearSolver):
             return False, why if row < 0 else f"{why} at DOF {int(self._free[row])}"
         self._factor = self._qdldl
         self._ldl_full = self._free[self._qdldl.factors[4]].astype(np.uint64)
+        return True, ""
+
+    def _try_supernodal(self, A) -> tuple[bool, str]:
+        if self._supernodal is None:
+            self._supernodal = SupernodalFactor()
+        ok, why, row = self._supernodal.factor(A)
+        if not ok:
+            return False, why if row < 0 else f"{why} at DOF {int(self._free[row])}"
+        self._factor = self._supernodal
         return True, ""
 
     def _try_cholmod(self, A) -> tuple[bool, str]:
@@ -654,7 +700,8 @@ class SparseSolver(LinearSolver):
             d[fixed] = 1.0
             if not np.all(d > 0.0):
                 return 0, False
-        self._active = [(t, nonzero_stencils(self.assembly.hess[t])) for t in self.dynamic]
+        self._active = [(t, self.assembly.terms[t].hessian_stencils(self.assembly.hess[t]))
+                        for t in self.dynamic]
         self._active = [(t, idx) for t, idx in self._active if idx.size]
         if (self.method == "reuse" and self._precond is self._qdldl and self._qdldl is not None
                 and not self._active

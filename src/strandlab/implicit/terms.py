@@ -64,6 +64,16 @@ class StencilTerm(ABC):
         admits the whole move."""
         return 1.0
 
+    def hessian_stencils(self, hess: np.ndarray) -> np.ndarray:
+        """Indices (int64, ascending) of the stencils whose Hessian in ``hess`` [n, k, k] (this
+        term's buffer as its last evaluation with the Hessian left it) may be non-zero: the
+        stencils the sparse solver adds for a :attr:`dynamic` term.  The default scans the
+        buffer; a term that knows (contact pairs out of contact) may answer without reading
+        it."""
+        from .csr import nonzero_stencils
+
+        return nonzero_stencils(hess)
+
     @property
     def n_stencils(self) -> int:
         return int(self.dofs.shape[0])
