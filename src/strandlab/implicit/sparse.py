@@ -189,7 +189,8 @@ class SparseSolver(LinearSolver):
 
     Extra options: ``backend`` (:data:`BACKENDS` or ``"auto"``, the default: the first
     available; a named one that is missing raises ValueError); ``use_cholmod`` (the older
-    spelling: True is ``backend="cholmod"``, False keeps ``"auto"`` off CHOLMOD); ``method``
+    spelling: True is ``backend="cholmod"``, False keeps ``"auto"`` off scikit-sparse's
+    CHOLMOD, not off cvxopt's); ``method``
     (:data:`METHODS`, default ``"direct"``; ``"auto"`` by the backend, module docstring);
     ``pcg_rtol`` (relative residual of the iterative
     solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default for ``"reuse"``: 20, or
