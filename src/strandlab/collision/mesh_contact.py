@@ -62,7 +62,9 @@ is within ``l_max + reach`` of one of its vertices, and two edges within ``reach
 endpoints within ``l_max + reach`` of each other, so searching each vertex's 27 voxels for
 vertices closer than the voxel finds every pair; each pair is reported once, by the first of its
 vertex pairs (in a fixed order) that are that close, and kept when the bounding boxes of its two
-primitives are closer than ``reach`` on every axis and its exact distance is below ``reach``.
+primitives are closer than ``reach`` (the distance between the boxes, a lower bound of the
+pair's; the same bound skips the exact distance of a pair farther than ``dhat`` in an
+evaluation and of a move too short to reach it) and its exact distance is below ``reach``.
 The search allocates nothing; its buffers grow outside the step when they overflow.
 
 Integration.  The stencils change at each :meth:`~MeshContactTerm.update` that finds a new
@@ -155,22 +157,19 @@ def _clear_hessian(s, H_out, written):
 
 
 @njit(cache=True, _nrt=False)
-def _box_gap2(x, dofs, s, split):
-    """Squared distance [m^2] between the bounding boxes of pair ``s``'s vertices ``0 ..
-    split - 1`` and ``split .. 3`` (at ``x[dofs[s, 3 j + a]]``): a lower bound of the squared
-    distance of the pair's two sides."""
+def _box_gap2(q, i0, i1, i2, i3, kind):
+    """Squared distance [m^2] between the bounding boxes of a pair's two sides (the point at
+    DOF ``i0`` against the triangle at ``i1, i2, i3``, or the edge ``i0, i1`` against ``i2,
+    i3``; ``y``, ``z`` follow each ``x``): a lower bound of the pair's squared distance."""
     g2 = 0.0
     for a in range(3):
-        lo0 = hi0 = x[dofs[s, a]]
-        for j in range(1, split):
-            v = x[dofs[s, 3 * j + a]]
-            lo0 = min(lo0, v)
-            hi0 = max(hi0, v)
-        lo1 = hi1 = x[dofs[s, 3 * split + a]]
-        for j in range(split + 1, 4):
-            v = x[dofs[s, 3 * j + a]]
-            lo1 = min(lo1, v)
-            hi1 = max(hi1, v)
+        if kind == POINT_TRIANGLE:
+            lo0 = hi0 = q[i0 + a]
+            lo1 = min(q[i1 + a], q[i2 + a], q[i3 + a])
+            hi1 = max(q[i1 + a], q[i2 + a], q[i3 + a])
+        else:
+            lo0, hi0 = min(q[i0 + a], q[i1 + a]), max(q[i0 + a], q[i1 + a])
+            lo1, hi1 = min(q[i2 + a], q[i3 + a]), max(q[i2 + a], q[i3 + a])
         gap = max(lo1 - hi0, lo0 - hi1, 0.0)
         g2 += gap * gap
     return g2
@@ -184,10 +183,9 @@ def _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, written_io, ou
     dofs_in, kind_in, k_in = pairs_in
     e_out, g_out, H_out = out
     e_out[s] = 0.0
-    split = 1 if kind_in[s] == POINT_TRIANGLE else 2
     i0, i1, i2, i3 = dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9]
     m = -1
-    if _box_gap2(q_in, dofs_in, s, split) < dhat * dhat:
+    if _box_gap2(q_in, i0, i1, i2, i3, kind_in[s]) < dhat * dhat:
         m = _classify(q_in, i0, i1, i2, i3, kind_in[s], w_scratch, s)
     if m < 0 or not squared_distance(q_in, i0, i1, i2, i3, w_scratch, s) < dhat * dhat:
         _zero_stencil(s, g_out, H_out, False)
@@ -322,7 +320,8 @@ def _pair_move_limit(s, q_in, dq_in, pairs_in, w_scratch, x_scratch):
     lp = _speed_bound(x_scratch, o, kind)
     if not lp > 0.0:
         return 1.0
-    d = math.sqrt(_box_gap2(q_in, dofs_in, s, 1 if kind == POINT_TRIANGLE else 2))
+    d = math.sqrt(_box_gap2(q_in, dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9],
+                            kind))
     if (1.0 - MOVE_KEEP) * d >= lp:
         return 1.0                  # the first advancement from the distance would pass 1
     d = _local_distance(x_scratch, o, kind, w_scratch, s)
@@ -454,23 +453,6 @@ def _put(pairs_out, kind_out, n, kind, a, b, c, d):
 
 
 @njit(cache=True, _nrt=False)
-def _boxes_apart(x, kind, a, b, c, d, reach):
-    """Whether the bounding boxes of the pair's two primitives (``a`` against ``b, c, d``, or
-    ``a, b`` against ``c, d``) are ``reach`` or more apart on some axis."""
-    for r in range(3):
-        if kind == POINT_TRIANGLE:
-            lo1 = hi1 = x[a, r]
-            lo2 = min(x[b, r], x[c, r], x[d, r])
-            hi2 = max(x[b, r], x[c, r], x[d, r])
-        else:
-            lo1, hi1 = min(x[a, r], x[b, r]), max(x[a, r], x[b, r])
-            lo2, hi2 = min(x[c, r], x[d, r]), max(x[c, r], x[d, r])
-        if lo1 - hi2 >= reach or lo2 - hi1 >= reach:
-            return True
-    return False
-
-
-@njit(cache=True, _nrt=False)
 def _close(q_in, vd, kind, a, b, c, d, reach, w_scratch):
     """Whether the pair's exact distance is below ``reach`` (``w_scratch[0]`` used)."""
     if kind == POINT_TRIANGLE:
@@ -488,7 +470,8 @@ def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out
     for u in range(vt_ptr[j], vt_ptr[j + 1]):
         t = vt_idx[u]
         a, b, c = tri[t, 0], tri[t, 1], tri[t, 2]
-        if i == a or i == b or i == c or _boxes_apart(x, POINT_TRIANGLE, i, a, b, c, reach):
+        if i == a or i == b or i == c or _box_gap2(q_in, vd[i], vd[a], vd[b], vd[c],
+                                                   POINT_TRIANGLE) >= reach * reach:
             continue
         if _first_near_vertex(x, i, tri, t, v2) != j:
             continue
@@ -502,7 +485,7 @@ def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out
             c, d = edges[f, 0], edges[f, 1]
             if f <= e or a == c or a == d or b == c or b == d:
                 continue
-            if _boxes_apart(x, EDGE_EDGE_PAIR, a, b, c, d, reach):
+            if _box_gap2(q_in, vd[a], vd[b], vd[c], vd[d], EDGE_EDGE_PAIR) >= reach * reach:
                 continue
             ni, nj = _first_near_pair(x, e, f, edges, v2)
             if ni != i or nj != j:
