@@ -672,8 +672,8 @@ class MeshContactTerm(StencilTerm):
         self._xs = np.zeros(24 * cap)
         self._t = np.zeros(cap)
         self._no_hess = np.zeros((0, 12, 12))
-        self._written = np.zeros(0, dtype=np.uint8)   # stencils whose Hessian may be non-zero
-        self._hess_seen = None                          # in this buffer
+        self._written = np.zeros(0, dtype=np.uint8)   # per pair: Hessian 0 zero, 1 written,
+        self._hess_seen = None                          # 2 unknown, in this buffer
         self.dofs = np.zeros((0, 12), dtype=np.int64)
         self.pair_vertices = np.zeros((0, 4), dtype=np.int64)
         self.pair_kind = np.zeros(0, dtype=np.int64)
@@ -723,7 +723,7 @@ class MeshContactTerm(StencilTerm):
         self.pair_kind = kind.copy()
         self.pair_stiffness = self.stiffness[pairs].max(axis=1) if n else np.zeros(0)
         self.dofs = (self.vertex_dofs[pairs][:, :, None] + np.arange(3)).reshape(n, 12)
-        self._written = np.ones(n, dtype=np.uint8)
+        self._written = np.full(n, 2, dtype=np.uint8)
         self._hess_seen = None
         self.version += 1
         return True

@@ -107,8 +107,8 @@ __all__ = ["SparseSolver", "csr_pattern", "cholmod_available", "pardiso_availabl
            "BACKENDS", "ORDERINGS", "PCG_LARGE", "DIRECT_BACKENDS", "auto_backend"]
 
 BACKENDS = ("cholmod", "pardiso", "cvxopt", "qdldl", "superlu")
-"""Factorisations of the sparse solver, in the order ``backend="auto"`` tries them (QDLDL only
-below :data:`~.ldl.QDLDL_MAX_DOFS` free DOFs, SuperLU from there on)."""
+"""Factorisations of the sparse solver, in the order ``backend="auto"`` tries them (after
+CHOLMOD through scikit-sparse and PARDISO, by the free DOFs: :func:`auto_backend`)."""
 
 ORDERINGS = ("auto", "metis", "mmd")
 """Fill-reducing orderings of the SuperLU backend: METIS' nested dissection (``"metis"``,
@@ -190,9 +190,8 @@ class SparseSolver(LinearSolver):
     Extra options: ``backend`` (:data:`BACKENDS` or ``"auto"``, the default: the first
     available; a named one that is missing raises ValueError); ``use_cholmod`` (the older
     spelling: True is ``backend="cholmod"``, False keeps ``"auto"`` off scikit-sparse's
-    CHOLMOD, not off cvxopt's); ``method``
-    (:data:`METHODS`, default ``"direct"``; ``"auto"`` by the backend, module docstring);
-    ``pcg_rtol`` (relative residual of the iterative
+    CHOLMOD, not off cvxopt's); ``method`` (:data:`METHODS`, default ``"direct"``; ``"auto"``
+    by the backend, module docstring); ``pcg_rtol`` (relative residual of the iterative
     solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default for ``"reuse"``: 20, or
     40 from :data:`PCG_LARGE` free DOFs on, where a factorisation costs more iterations; 5000
     for ``"jacobi"``); ``ordering`` (:data:`ORDERINGS`, default ``"auto"``; SuperLU only).
