@@ -626,3 +626,66 @@ def test_static_solve_far_from_the_origin_converges_as_at_the_origin(offset):
     assert info.converged and info.line_search_steps == 0 and info.iterations == 13, info
     p = q.reshape(3, 3) - [offset, 0.0, 0.0]
     assert p[1, 0] < 1.0 and p[2, 0] > 0.5          # corner 1 pushed in, corner 2 out
+
+
+def test_predicts_convergence_from_the_quadratic_rate():
+    from strandlab.implicit.integrator import PREDICT_MARGIN, _predicts_convergence
+
+    assert not _predicts_convergence([1.0], 1e-6, 0.0)                    # no rate yet
+    assert _predicts_convergence([1.0, 1e-3], 1e-6, 0.0)                 # next ~1e-9
+    assert not _predicts_convergence([1.0, 1e-2], 1e-6, 0.0)             # next ~1e-6
+    assert not _predicts_convergence([1e-3, 1e-2], 1e-6, 0.0)            # not contracting
+    assert not _predicts_convergence([1e-9, 2e-9], 1e-6, 0.0)
+    assert _predicts_convergence([1.0, 1e-2], 0.0, 1e-4)                 # atol counts
+    # the margin: the predicted 1e-9 must be at most PREDICT_MARGIN times the tolerance
+    assert _predicts_convergence([1.0, 1e-3], 1e-9 / PREDICT_MARGIN, 0.0)
+    assert not _predicts_convergence([1.0, 1e-3], 0.99e-9 / PREDICT_MARGIN, 0.0)
+
+
+class _CountingSprings(SpringTerm):
+    """Springs that count their evaluations with and without Hessians."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls = {True: 0, False: 0}
+
+    def evaluate(self, q, energy_out, grad_out, hess_out):
+        self.calls[hess_out is not None] += 1
+        super().evaluate(q, energy_out, grad_out, hess_out)
+
+
+def _counting_chains():
+    sys_, q, v = spring_chains(n_chains=2, seed=3, k=50.0, mass=0.02)
+    old = sys_.terms[0]
+    sys_.terms[0] = _CountingSprings(old.dofs[:, ::3] // 3, old.k, old.rest, system=sys_)
+    return sys_, q, 3.0 * v
+
+
+def _predicting_step(monkeypatch, rule):
+    import strandlab.implicit.integrator as integrator
+
+    if rule is not None:
+        monkeypatch.setattr(integrator, "_predicts_convergence", rule)
+    sys_, q, v = _counting_chains()
+    integ = ImplicitEuler(sys_, NewtonSettings(tolerance=1e-8, max_iterations=30))
+    info = integ.step(q, v, q, v, 0.02)
+    monkeypatch.undo()
+    return q, info, sys_.terms[0].calls, integ.missed_predictions
+
+
+def test_an_iterate_predicted_to_converge_is_checked_without_hessians(monkeypatch):
+    q0, info0, calls0, _ = _predicting_step(monkeypatch, lambda *a: False)
+    q1, info1, calls1, missed = _predicting_step(monkeypatch, None)
+    assert info0.converged and info1.converged and missed == 0
+    assert info1.iterations == info0.iterations >= 3 and info1.residuals == info0.residuals
+    np.testing.assert_array_equal(q1, q0)             # the same iterates
+    # the last iterate's Hessian, never used, is not computed
+    assert calls1[True] == calls0[True] - 1 and calls1[False] == calls0[False] + 1
+    # a prediction that misses (here: every iterate after the second) costs an evaluation
+    # without Hessians, and the step goes on from the same iterate as before
+    q2, info2, calls2, missed = _predicting_step(
+        monkeypatch, lambda res, tol, atol: len(res) >= 2)
+    assert missed >= 3
+    np.testing.assert_array_equal(q2, q0)
+    assert info2.iterations == info0.iterations and info2.residuals == info0.residuals
+    assert sum(calls2.values()) >= sum(calls0.values()) + missed

@@ -375,6 +375,20 @@ def test_factorisation_matches_the_dense_solve(options, negative):
 
 
 @pytest.mark.parametrize("options", FACTORISATIONS, ids=["qdldl", "superlu-metis", "cvxopt"])
+def test_a_pivot_positive_only_by_rounding_fails_by_pivot_tol(options):
+    # the chain's Laplacian (singular: its pivots are exact integers) with 1e-13 added on one
+    # DOF: positive definite, its last pivot 1e-13 against a diagonal of 1-2, which fails
+    # pivot_tol = 1e-11 and passes 1e-14 with every backend
+    diag = np.zeros(40)
+    diag[23] = 1e-13
+    sol = chain_solver(40, diag, shift_max=0.0, pivot_tol=1e-11, **options)
+    with pytest.raises(LinearSolveError, match=r"pivot \d"):
+        sol.factor(np.zeros(40, bool))
+    sol = chain_solver(40, diag, shift_max=0.0, pivot_tol=1e-14, **options)
+    assert sol.factor(np.zeros(40, bool)).max_shift == 0.0
+
+
+@pytest.mark.parametrize("options", FACTORISATIONS, ids=["qdldl", "superlu-metis", "cvxopt"])
 def test_a_bad_pivot_names_the_system_dof(options):
     # both factor in an order of their own; the message names the DOF of the system, and the
     # same pattern is factored again after the failure

@@ -46,6 +46,7 @@ def test_a_new_pattern_is_analysed_again():
     for n in (50, 80):
         A = spd(n, rng)
         assert f.factor(A)[0]
+        assert sorted(f.perm.tolist()) == list(range(n))   # this pattern's order
         b = rng.normal(size=n)
         np.testing.assert_allclose(A @ f.solve(b), b, atol=1e-9 * np.abs(b).max())
 
@@ -103,3 +104,90 @@ def test_auto_takes_cvxopt_and_direct_from_the_threshold_on():
     assert (sol.backend, sol.method) == ("qdldl", "reuse")
     assert chain_solver(10, np.ones(10), method="auto", backend="cvxopt").method == "direct"
     assert chain_solver(10, np.ones(10), method="auto", backend="superlu").method == "reuse"
+
+
+def grid(n, rng):
+    """The 5-point Laplacian of an ``n`` x ``n`` grid plus a random positive diagonal: a
+    pattern whose elimination tree CHOLMOD post-orders (its order is not AMD's)."""
+    t = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(n, n))
+    A = (sp.kron(t, sp.eye(n)) + sp.kron(sp.eye(n), t)
+         + sp.diags(3.0 * rng.random(n * n))).tocsc()
+    A.sort_indices()
+    return A
+
+
+def test_perm_is_the_order_cholmod_factored_in_not_amds():
+    import cvxopt.amd
+
+    rng = np.random.default_rng(64)
+    A = grid(30, rng)
+    f = SupernodalFactor()
+    assert f.factor(A)[0]
+    amd = np.asarray(cvxopt.amd.order(f._spm, uplo="L")).reshape(-1)
+    assert not np.array_equal(f.perm, amd)             # post-ordered
+    dense = np.linalg.cholesky(A.toarray()[np.ix_(f.perm, f.perm)])
+    pivots = np.asarray(cvxopt.cholmod.diag(f._symbolic[f._good]))[:, 0]
+    np.testing.assert_allclose(pivots, np.diag(dense), rtol=1e-12)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_failed_column_names_its_row_through_cholmods_order(first):
+    # the failed column is mapped through CHOLMOD's order, known or read after the failure
+    rng = np.random.default_rng(65)
+    A = grid(30, rng)
+    f = SupernodalFactor()
+    if not first:
+        assert f.factor(A)[0]
+    for r in (777, 5, 899):
+        bad = A.tolil()
+        bad[r, r] = -50.0
+        bad = bad.tocsc()
+        bad.sort_indices()
+        ok, why, row = f.factor(bad)
+        assert not ok and "not positive definite" in why and row == r
+
+
+def test_a_tiny_positive_pivot_fails_by_pivot_tol_and_keeps_the_last_factor():
+    rng = np.random.default_rng(66)
+    A = grid(20, rng)
+    f = SupernodalFactor()
+    scale = np.abs(A.diagonal())
+    assert f.factor(A, scale, 1e-14)[0]
+    b = rng.normal(size=A.shape[0])
+    x = f.solve(b)
+    # the row eliminated last: its pivot is its Schur complement, made tiny and positive
+    r = int(f.perm[-1])
+    dense = A.toarray()
+    others = np.arange(A.shape[0]) != r
+    a = dense[others, r]
+    schur = dense[r, r] - a @ np.linalg.solve(dense[np.ix_(others, others)], a)
+    near = A.tolil()
+    near[r, r] = A[r, r] - schur + 1e-13 * A[r, r]
+    near = near.tocsc()
+    near.sort_indices()
+    ok, why, row_ = f.factor(near, scale, 1e-14)
+    assert ok                                     # pivot 1e-13 of the scale passes 1e-14
+    ok, why, row_ = f.factor(near, scale, 1e-11)
+    assert not ok and why.startswith("pivot") and row_ == r
+    ok, why, row_ = f.factor(A, scale, 1e-11)
+    assert ok
+    np.testing.assert_allclose(f.solve(b), x, rtol=1e-12)
+    assert f.factor(near)[0]                      # no pivot_tol: CHOLMOD alone accepts it
+
+
+def test_pivots_are_measured_against_their_own_rows_scale():
+    # rows scaled over three decades: every pivot passes 0.05 of its own row's diagonal, and
+    # raising one row's scale a thousandfold fails that row
+    rng = np.random.default_rng(67)
+    A = grid(20, rng)
+    d = sp.diags(10.0 ** rng.uniform(0.0, 3.0, A.shape[0]))
+    A = (d @ A @ d).tocsc()
+    A.sort_indices()
+    scale = np.abs(A.diagonal())
+    f = SupernodalFactor()
+    assert f.factor(A, scale, 0.05)[0]
+    for r in (3, 250):
+        high = scale.copy()
+        high[r] *= 1e3
+        ok, why, row = f.factor(A, high, 0.05)
+        assert not ok and why.startswith("pivot") and row == r

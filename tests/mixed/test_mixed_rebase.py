@@ -2,6 +2,8 @@
 accepted iterate (``MixedSystem.accept``; docs/mixed.md, "Newton and the rods")."""
 from __future__ import annotations
 
+import numpy as np
+
 from strandlab.mixed import MixedSolver
 from strandlab.scenes.mixed_toys import mixed_sticky_hand
 
@@ -23,3 +25,31 @@ def test_newton_converges_on_the_sticky_hand():
         its.append(info.iterations)
         rejected += info.line_search_steps
     assert max(its) <= 4 and rejected == 0
+
+
+def _sticky_hand_steps(n):
+    sim = mixed_sticky_hand()
+    sol = MixedSolver(sim.scene, sim.settings)
+    s = sol.state()
+    residuals = []
+    for _ in range(n):
+        sol.step(s, s, sim.dt)
+        assert sol.last_info.converged
+        residuals.append(sol.last_info.residuals)
+    return s.q.copy(), residuals, sol.integrator
+
+
+def test_an_iterate_predicted_converged_is_tested_with_its_connections_rebased(monkeypatch):
+    # the last iterate of a step is evaluated without Hessians when Newton's rate predicts it
+    # converged; the connections that read the base are evaluated again (without Hessians)
+    # once it is accepted, so its residual is the one the step would compute without the
+    # prediction, to the bit, and so are the iterates
+    import strandlab.implicit.integrator as integrator
+
+    q1, r1, integ = _sticky_hand_steps(6)
+    assert integ.predicted_iterates >= 5 and integ.missed_predictions == 0
+    monkeypatch.setattr(integrator, "PREDICT_MARGIN", 0.0)           # never predicted
+    q0, r0, integ = _sticky_hand_steps(6)
+    assert integ.predicted_iterates == 0
+    assert r1 == r0
+    np.testing.assert_array_equal(q1, q0)

@@ -53,7 +53,12 @@ Two modes (:class:`NewtonSettings`):
   is the one at the iterate the last step started from;
 - tolerance: iterate until ``|g_free| <= max(tolerance * |g_0|, atol)``, ``g_0`` the gradient at
   the first iterate (units of ``dPhi/dq``: N for positions, N m for angles), at most
-  ``max_iterations`` steps.
+  ``max_iterations`` steps.  The Hessian at the iterate that ends the step is never used: a
+  trial iterate whose residual, predicted at Newton's quadratic rate from the last two
+  (``r_k (r_k / r_{k-1})^2``), is below :data:`PREDICT_MARGIN` times the tolerance is
+  evaluated without Hessians (when the step has no stiffness damping) and, once the line
+  search accepts it, tested first; a prediction that misses costs that evaluation, and the
+  iterate is evaluated again with Hessians.  The iterates are the same either way.
 
 The line search (on by default in tolerance mode, off in fixed-count mode) backtracks
 ``alpha <- backtrack * alpha`` from 1 until the Armijo condition ``merit(q - alpha dx) <=
@@ -112,6 +117,22 @@ __all__ = ["ImplicitSystem", "NewtonSettings", "StepInfo", "ImplicitEuler", "Imp
            "static_equilibrium"]
 
 _EPS = np.finfo(np.float64).eps
+
+PREDICT_MARGIN = 0.1
+"""A Newton iterate whose predicted residual (:func:`_predicts_convergence`) is below this
+fraction of the tolerance is evaluated without Hessians, its convergence tested first."""
+
+
+def _predicts_convergence(residuals: list, tol: float, atol: float) -> bool:
+    """Whether the next residual, predicted from the last two at Newton's quadratic rate
+    (``r_{k+1} = r_k (r_k / r_{k-1})^2``), is below ``PREDICT_MARGIN`` times the tolerance
+    ``max(tol, atol)`` [N]."""
+    if len(residuals) < 2:
+        return False
+    r1, r0 = residuals[-1], residuals[-2]
+    if not 0.0 < r1 < r0:
+        return False
+    return r1 * (r1 / r0) ** 2 <= PREDICT_MARGIN * max(tol, atol)
 
 
 @runtime_checkable
@@ -403,7 +424,9 @@ class ImplicitEuler:
         Force the parallel (True) or serial (False) kernels; None chooses by size.
 
     All buffers are allocated here; a step allocates no arrays (the sparse solver's SciPy
-    factorisation excepted).
+    factorisation excepted).  Counters over the integrator's life: ``predicted_iterates``
+    (iterates evaluated without Hessians because Newton's rate predicted them converged) and
+    ``missed_predictions`` (those that were not, and were evaluated again with Hessians).
     """
 
     def __init__(self, system: ImplicitSystem, settings: NewtonSettings | None = None, *,
@@ -449,6 +472,8 @@ class ImplicitEuler:
                                  if getattr(t, "reads_base", False))
         self._not_base = tuple(k for k in range(len(system.terms)) if k not in self._reads_base)
         self._limited = 0
+        self.missed_predictions = 0
+        self.predicted_iterates = 0
         self._no_fixed = np.zeros(n, dtype=np.bool_)
         self._part = np.zeros((self.assembly.n_blocks, 3))
         self._load_scale = 0.0
@@ -492,12 +517,13 @@ class ImplicitEuler:
         else:
             self.assembly.evaluate(q, hessian=hessian)
 
-    def _rebase(self, q, evaluated: bool) -> None:
+    def _rebase(self, q, evaluated: bool, gradient: bool = False) -> None:
         """Tell the system that ``q`` (prepared there) is accepted; the terms that read the
-        base are evaluated again when the others' evaluation at ``q`` is kept."""
+        base are evaluated again when the others' evaluation at ``q`` is kept (with their
+        Hessians when ``evaluated``, else without when ``gradient``)."""
         self._accept(q)
-        if evaluated and self._reads_base:
-            self.assembly.evaluate(q, hessian=True, only=self._reads_base)
+        if (evaluated or gradient) and self._reads_base:
+            self.assembly.evaluate(q, hessian=evaluated, only=self._reads_base)
 
     def _nonfinite(self, hessian: bool) -> ImplicitStepError:
         where = self.assembly.first_nonfinite(hessian=hessian)
@@ -557,10 +583,19 @@ class ImplicitEuler:
         retry_shift = 0.0      # > 0: the last line search failed; the next direction is shifted
         evaluated = False
         prepared = False
+        checked = False        # q's terms evaluated without Hessians: test convergence first
         g0 = 0.0
         fact0, lin0 = solver.factorizations, solver.linear_iterations
         limited0 = self._limited
         while True:
+            if checked:
+                checked = False
+                merit0, gnorm = self._gradient(q, a, cn, beta_h, f, fixed)
+                if math.isfinite(gnorm) and gnorm <= max(st.tolerance * g0, st.atol):
+                    residuals.append(gnorm)
+                    converged = True
+                    break
+                self.missed_predictions += 1
             if not evaluated:
                 self._evaluate(q, hessian=True, prepare=not prepared)
                 evals += 1
@@ -609,7 +644,10 @@ class ImplicitEuler:
             if line_search:
                 np.copyto(self._qk, q)
                 alpha = cap
-                trial_hessian = beta_h == 0.0 and not last
+                # a trial predicted to converge is evaluated without Hessians (tested first)
+                predicted = (tol_mode and beta_h == 0.0 and cap == 1.0
+                             and _predicts_convergence(residuals, st.tolerance * g0, st.atol))
+                trial_hessian = beta_h == 0.0 and not last and not predicted
                 slack = 64.0 * _EPS * (abs(merit0) + self._load_scale)
                 tries = 0
                 while True:
@@ -643,8 +681,10 @@ class ImplicitEuler:
                 retry_shift = 0.0
                 min_step = min(min_step, alpha)
                 evaluated = trial_hessian
+                checked = predicted
+                self.predicted_iterates += checked
                 if self._accept is not None:
-                    self._rebase(q, evaluated)
+                    self._rebase(q, evaluated, gradient=checked)
             else:
                 _axpy_to(q, q, -cap, self._dx)
                 if q_fixed is not None and it == 1:

@@ -35,7 +35,7 @@ when ``fixed`` changes; its values gathered from ``data`` each time) is factored
   not phases 11 and 22 apart);
 - ``"cvxopt"``: CHOLMOD's supernodal Cholesky as cvxopt's wheels bundle it (:mod:`.supernodal`,
   the extra ``cvxopt``), ordered by AMD and analysed once per reduced pattern, refactored
-  numerically; it detects non-positive pivots only;
+  numerically; its pivots (``L``'s diagonal squared) are checked against ``pivot_tol``;
 - ``"qdldl"``: QDLDL's ``L D L^T`` (:mod:`.ldl`, the extra ``qdldl``), ordered and analysed
   once per reduced pattern, refactored numerically; ``D`` is the inertia;
 - ``"superlu"``: SciPy's SuperLU (``splu``) with a symmetric fill-reducing ordering and
@@ -43,18 +43,18 @@ when ``fixed`` changes; its values gathered from ``data`` each time) is factored
   pivoting ``A = L D L^T`` and the pivots are ``D``).
 
 A matrix that is not positive definite (CHOLMOD's error (either binding), PARDISO's error -4 (a
-non-positive pivot), a SuperLU pivot ``<= pivot_tol`` times its diagonal scale, an off-diagonal
-pivot, or an exactly singular factor) is factored again with the diagonal shift of
-:mod:`.linear`, applied to every block at once. After a factorisation that needed a shift
-``mu``, the next one starts at ``mu / shift_growth`` (while that is at least ``shift_initial``;
-else unshifted, then ``shift_initial``), and a shift that succeeds is the next start's ``mu``:
-stiff objects under compression stay indefinite from one Newton iteration to the next, each try
-is a whole factorisation, and the start decays by ``shift_growth`` per factorisation once the
-matrix is positive definite again (a shift of ``mu / shift_growth`` of the diagonal on such a
-matrix only damps the Newton step). On the umbrella of 3173 vertices
+non-positive pivot), a pivot of QDLDL, SuperLU or CHOLMOD through cvxopt ``<= pivot_tol`` times its
+diagonal scale, an off-diagonal pivot, or an exactly singular factor) is factored again with the
+diagonal shift of :mod:`.linear`, applied to every block at once. After a factorisation that needed
+a shift ``mu``, the next one starts at ``mu / shift_growth`` (while that is at least
+``shift_initial``; else unshifted, then ``shift_initial``), and a shift that succeeds is the next
+start's ``mu``: stiff objects under compression stay indefinite from one Newton iteration to the
+next, each try is a whole factorisation, and the start decays by ``shift_growth`` per factorisation
+once the matrix is positive definite again (a shift of ``mu / shift_growth`` of the diagonal on
+such a matrix only damps the Newton step). On the umbrella of 3173 vertices
 (``mixed_umbrella(rings=32)``, steps 8-12, where its cloth is under compression) this took 31-63
-factorisations a step where trying unshifted first took 46-92, and 49.5 s against 73.2 s of CPU
-for its first 12 steps (docs/mixed.md). Factor and solve allocate (SciPy).
+factorisations a step where trying unshifted first took 46-92, and 49.5 s against 73.2 s of CPU for
+its first 12 steps (docs/mixed.md). Factor and solve allocate (SciPy).
 
 Methods (``method=``).  ``"direct"``: a new factorisation at every :meth:`SparseSolver.factor`
 (each Newton iteration; the default).  ``"reuse"``: the last factorisation is kept while the free
@@ -483,7 +483,7 @@ class SparseSolver(LinearSolver):
         if self.backend == "qdldl":
             return self._try_qdldl(A, scale)
         if self.backend == "cvxopt":
-            return self._try_supernodal(A)
+            return self._try_supernodal(A, scale)
         return self._try_lu(A, scale)
 
     def _factor_exactly(self, A) -> None:
@@ -563,10 +563,10 @@ class SparseSolver(LinearSolver):
         self._ldl_full = self._free[self._qdldl.factors[4]].astype(np.uint64)
         return True, ""
 
-    def _try_supernodal(self, A) -> tuple[bool, str]:
+    def _try_supernodal(self, A, scale) -> tuple[bool, str]:
         if self._supernodal is None:
             self._supernodal = SupernodalFactor()
-        ok, why, row = self._supernodal.factor(A)
+        ok, why, row = self._supernodal.factor(A, scale, self.pivot_tol)
         if not ok:
             return False, why if row < 0 else f"{why} at DOF {int(self._free[row])}"
         self._factor = self._supernodal

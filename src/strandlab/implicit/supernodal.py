@@ -7,8 +7,14 @@ pattern is ordered once by approximate minimum degree (``cvxopt.amd.order``, kep
 column is mapped back to its row) and analysed once (``cvxopt.cholmod.symbolic``, supernodal);
 each new matrix of that pattern is a numeric factorisation (``cvxopt.cholmod.numeric``) of the
 values copied into the kept ``spmatrix``.  A matrix that is not positive definite raises
-CHOLMOD's error at the first failed column: only non-positive pivots are detected (no
-``pivot_tol`` as with QDLDL or SuperLU, whose pivots are read).
+CHOLMOD's error at the first failed column; a factor that succeeds has its pivots (the squares
+of ``L``'s diagonal, ``cvxopt.cholmod.diag``) compared with ``pivot_tol`` times their rows'
+scale, as QDLDL's and SuperLU's are, so that a pivot positive only by rounding fails too.
+
+CHOLMOD post-orders the elimination tree of the given order, so the order it factors in (``P``
+of ``P A P^T = L L^T``) is not AMD's: it is read once per analysis from the first numeric
+factor (``cvxopt.cholmod.solve`` with ``sys=7`` applies ``P`` to ``0, 1, ..., n - 1``), and a
+failed column ``k`` and the pivot ``L[k, k]^2`` belong to row ``P[k]`` of ``A``.
 
 On the mixed model's matrices (one thread, CPU, best of 7; docs/implicit.md) it factors the
 umbrella's 9714 DOFs in 39 ms against SuperLU's 178-255 ms and QDLDL's 242, the frisbee's 813
@@ -37,8 +43,9 @@ class SupernodalFactor:
 
     :meth:`factor` takes the symmetric matrix as SciPy CSC with sorted indices; :meth:`solve`
     solves with the last factor that succeeded (a failed factorisation leaves the one before
-    usable: it factors into a second symbolic object).  ``perm``: the order, ``perm[k]`` the
-    row of ``A`` eliminated ``k``-th.
+    usable: it factors into a second symbolic object).  ``perm``: the order CHOLMOD factored
+    in, ``perm[k]`` the row of ``A`` eliminated ``k``-th (None until a pattern's first
+    factorisation).
 
     >>> import scipy.sparse as sp
     >>> f = SupernodalFactor()
@@ -76,7 +83,6 @@ class SupernodalFactor:
         self._spm = cvxopt.spmatrix(self._values, cvxopt.matrix(rows),
                                     cvxopt.matrix(col[keep]), (n, n))
         p = cvxopt.amd.order(self._spm, uplo="L")
-        self.perm = np.asarray(p, dtype=np.int64).reshape(-1)
         opts = cvxopt.cholmod.options
         saved = dict(opts)
         opts["supernodal"] = 2               # always supernodal (BLAS on column blocks)
@@ -88,11 +94,34 @@ class SupernodalFactor:
             opts.update(saved)
         self._good = None
         self._rhs = cvxopt.matrix(np.zeros(n))
-        self._pattern = (A.indptr.copy(), A.indices.copy(), keep)
+        self._pattern = (A.indptr.copy(), A.indices.copy(), keep, rows == col[keep])
+        self.perm = None
 
-    def factor(self, A) -> tuple[bool, str, int]:
+    def _read_order(self, slot: int) -> None:
+        """``perm``: CHOLMOD's order ``P``, read from the numeric factor in ``slot``."""
+        import cvxopt.cholmod
+
+        view = np.asarray(self._rhs)
+        view[:, 0] = np.arange(view.shape[0])
+        cvxopt.cholmod.solve(self._symbolic[slot], self._rhs, sys=7)      # P b
+        self.perm = np.rint(view[:, 0]).astype(np.int64)
+
+    def _order_after_failure(self, slot: int) -> None:
+        """``perm`` when a pattern's first factorisation failed: the identity matrix of the
+        pattern is factored in ``slot`` (the failed one) to read it."""
+        import cvxopt.cholmod
+
+        view = np.asarray(self._values)
+        view[:, 0] = self._pattern[3]
+        self._spm.V = self._values
+        cvxopt.cholmod.numeric(self._spm, self._symbolic[slot])
+        self._read_order(slot)
+
+    def factor(self, A, scale: np.ndarray | None = None,
+               pivot_tol: float = 0.0) -> tuple[bool, str, int]:
         """Factor ``A``; returns ``(ok, reason, row)``: not ok when CHOLMOD meets a
-        non-positive pivot (``row`` the row of ``A`` whose column failed)."""
+        non-positive pivot, or when a pivot is ``<= pivot_tol`` times its row's ``scale``
+        [n] (given); ``row`` the row of ``A`` whose column failed."""
         import cvxopt.cholmod
 
         self._prepare(A)
@@ -104,8 +133,19 @@ class SupernodalFactor:
             cvxopt.cholmod.numeric(self._spm, self._symbolic[slot])
         except ArithmeticError as exc:
             k = exc.args[0] if exc.args else -1
-            row = int(self.perm[k]) if isinstance(k, int) and 0 <= k < self.perm.size else -1
-            return False, "CHOLMOD: not positive definite", row
+            if not (isinstance(k, int) and 0 <= k < A.shape[0]):
+                return False, "CHOLMOD: not positive definite", -1
+            if self.perm is None:
+                self._order_after_failure(slot)
+            return False, "CHOLMOD: not positive definite", int(self.perm[k])
+        if self.perm is None:
+            self._read_order(slot)
+        if scale is not None and pivot_tol > 0.0:
+            pivots = np.square(np.asarray(cvxopt.cholmod.diag(self._symbolic[slot]))[:, 0])
+            bad = ~(pivots > pivot_tol * scale[self.perm])
+            if bad.any():
+                k = int(np.argmax(bad))
+                return False, f"pivot {pivots[k]:.3g}", int(self.perm[k])
         self._good = slot
         return True, "", -1
 
