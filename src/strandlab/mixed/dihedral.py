@@ -56,6 +56,8 @@ __all__ = [
     "dihedral_angle",
     "dihedral_gradient",
     "add_dihedral_hessian",
+    "dihedral_hessian_blocks",
+    "write_hinge_hessian",
     "wrap_angle",
     "DEGENERATE_SINE",
 ]
@@ -188,25 +190,25 @@ def _wing_blocks(n, q, L, e_hat, e, w, sign):
 
 
 @njit(**_OPTS)
-def _add_block(H, s, r, c, m, k):
-    """``H[s]`` += ``k M`` at rows ``r..r+2``, columns ``c..c+2``, and ``k M^T`` at ``(c, r)``
-    (a diagonal block, ``r == c``, gets ``k (M + M^T) / 2``)."""
-    for i in range(3):
-        for j in range(3):
-            if r == c:
-                v = 0.5 * k * (m[3 * i + j] + m[3 * j + i])
-                H[s, r + i, c + j] += v
-            else:
-                v = k * m[3 * i + j]
-                H[s, r + i, c + j] += v
-                H[s, c + j, r + i] += v
+def _neg(m):
+    return (-m[0], -m[1], -m[2], -m[3], -m[4], -m[5], -m[6], -m[7], -m[8])
 
 
 @njit(**_OPTS)
-def add_dihedral_hessian(x0, x1, x2, x3, c, H, s, slots):
-    """Add ``c`` times the Hessian of theta [1/m^2] to ``H[s]`` (a [k, k] block of a stencil
-    array [n, k, k]); vertex ``i``'s xyz rows and columns start at ``slots[i]`` (4 ints).  The
-    hinge must not be degenerate (:func:`dihedral_gradient`)."""
+def _sym(m):
+    """``(M + M^T) / 2``."""
+    a = 0.5 * (m[1] + m[3])
+    b = 0.5 * (m[2] + m[6])
+    d = 0.5 * (m[5] + m[7])
+    return (m[0], a, b, a, m[4], d, b, d, m[8])
+
+
+@njit(**_OPTS)
+def dihedral_hessian_blocks(x0, x1, x2, x3):
+    """The Hessian of theta [1/m^2] as its 3x3 blocks between vertices ``(i, j)``, each a
+    9-tuple (row-major): ``(B00, B01, B02, B03, B11, B12, B13, B22, B33)``; ``B23`` is zero,
+    ``Bji = Bij^T`` and the diagonal blocks are symmetric.  The hinge must not be degenerate
+    (:func:`dihedral_gradient`)."""
     e, a, b, nA, nB = _hinge(x0, x1, x2, x3)
     ll = _dot(e, e)
     L = math.sqrt(ll)
@@ -229,13 +231,64 @@ def add_dihedral_hessian(x0, x1, x2, x3, c, H, s, slots):
     col_e = _lin(1.0, _lin(1.0, h_ee, 1.0, h_ae), 1.0, h_be)    # sum over rows of column e
     col_a = _lin(1.0, h_ea, 1.0, h_aa)
     col_b = _lin(1.0, h_eb, 1.0, h_bb)
+    b00 = _sym(_lin(1.0, _lin(1.0, col_e, 1.0, col_a), 1.0, col_b))
+    return (b00, _neg(col_e), _neg(col_a), _neg(col_b), _sym(h_ee), h_ea, h_eb, _sym(h_aa),
+            _sym(h_bb))
+
+
+@njit(**_OPTS)
+def _add_block(H, s, r, c, m, k):
+    """``H[s]`` += ``k M`` at rows ``r..r+2``, columns ``c..c+2``, and ``k M^T`` at ``(c, r)``
+    (once when ``r == c``: ``M`` is then symmetric)."""
+    for i in range(3):
+        for j in range(3):
+            v = k * m[3 * i + j]
+            H[s, r + i, c + j] += v
+            if r != c:
+                H[s, c + j, r + i] += v
+
+
+@njit(**_OPTS)
+def add_dihedral_hessian(x0, x1, x2, x3, c, H, s, slots):
+    """Add ``c`` times the Hessian of theta [1/m^2] to ``H[s]`` (a [k, k] block of a stencil
+    array [n, k, k]); vertex ``i``'s xyz rows and columns start at ``slots[i]`` (4 ints).  The
+    hinge must not be degenerate (:func:`dihedral_gradient`)."""
+    b00, b01, b02, b03, b11, b12, b13, b22, b33 = dihedral_hessian_blocks(x0, x1, x2, x3)
     s0, s1, s2, s3 = slots[0], slots[1], slots[2], slots[3]
-    _add_block(H, s, s1, s1, h_ee, c)
-    _add_block(H, s, s1, s2, h_ea, c)
-    _add_block(H, s, s1, s3, h_eb, c)
-    _add_block(H, s, s2, s2, h_aa, c)
-    _add_block(H, s, s3, s3, h_bb, c)
-    _add_block(H, s, s0, s1, col_e, -c)
-    _add_block(H, s, s0, s2, col_a, -c)
-    _add_block(H, s, s0, s3, col_b, -c)
-    _add_block(H, s, s0, s0, _lin(1.0, _lin(1.0, col_e, 1.0, col_a), 1.0, col_b), c)
+    _add_block(H, s, s0, s0, b00, c)
+    _add_block(H, s, s0, s1, b01, c)
+    _add_block(H, s, s0, s2, b02, c)
+    _add_block(H, s, s0, s3, b03, c)
+    _add_block(H, s, s1, s1, b11, c)
+    _add_block(H, s, s1, s2, b12, c)
+    _add_block(H, s, s1, s3, b13, c)
+    _add_block(H, s, s2, s2, b22, c)
+    _add_block(H, s, s3, s3, b33, c)
+
+
+@njit(**_OPTS)
+def _put_block(H, s, r, c, w, gr, gc, k, m):
+    """``H[s]`` rows ``r..r+2``, columns ``c..c+2`` = ``w gr gc^T + k M``, and the transpose at
+    ``(c, r)`` (the same entries again when ``r == c``: ``M`` is then symmetric)."""
+    for i in range(3):
+        for j in range(3):
+            v = w * gr[i] * gc[j] + k * m[3 * i + j]
+            H[s, r + i, c + j] = v
+            H[s, c + j, r + i] = v
+
+
+@njit(**_OPTS)
+def write_hinge_hessian(x0, x1, x2, x3, w, c, g0, g1, g2, g3, H, s):
+    """Overwrite ``H[s]`` [12, 12] with ``w g g^T + c`` times the Hessian of theta, ``g`` the
+    gradient of theta (``g0..g3``: vertices 0-3, 3-tuples [1/m]): each entry written once."""
+    b00, b01, b02, b03, b11, b12, b13, b22, b33 = dihedral_hessian_blocks(x0, x1, x2, x3)
+    _put_block(H, s, 0, 0, w, g0, g0, c, b00)
+    _put_block(H, s, 0, 3, w, g0, g1, c, b01)
+    _put_block(H, s, 0, 6, w, g0, g2, c, b02)
+    _put_block(H, s, 0, 9, w, g0, g3, c, b03)
+    _put_block(H, s, 3, 3, w, g1, g1, c, b11)
+    _put_block(H, s, 3, 6, w, g1, g2, c, b12)
+    _put_block(H, s, 3, 9, w, g1, g3, c, b13)
+    _put_block(H, s, 6, 6, w, g2, g2, c, b22)
+    _put_block(H, s, 6, 9, w, g2, g3, 0.0, b22)      # B23 = 0
+    _put_block(H, s, 9, 9, w, g3, g3, c, b33)

@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..implicit.assembly import use_parallel
-from .dihedral import add_dihedral_hessian, dihedral_gradient, wrap_angle
+from .dihedral import dihedral_gradient, wrap_angle, write_hinge_hessian
 from .elements import (
     ELEMENT_PARALLEL_MIN_WORK,
     ElementTerm,
@@ -64,9 +64,9 @@ __all__ = ["ShellMembraneTerm", "ShellBendingTerm", "hinge_terms", "hinge_terms_
 ZERO_AREA = 1e-12
 
 #: Serial cost of one hinge with and without the Hessian (work units of
-#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`, about 2 ns each): 0.34 and 0.07 us
+#: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`, about 2 ns each): 0.27 and 0.07 us
 #: measured on the development machine (docs/mixed.md).
-HINGE_WORK = (170, 35)
+HINGE_WORK = (135, 35)
 
 _OPTS = {"cache": True, "error_model": "numpy", "_nrt": False}
 
@@ -170,15 +170,14 @@ def hinge_stencil(s, q_in, dofs, rest_angle, weight, e_out, g_out, H_out, want_h
     d = wrap_angle(theta - rest_angle[s])
     w = weight[s]
     e_out[s] = w * d * d
-    g = g0 + g1 + g2 + g3
-    for i in range(12):
-        g_out[s, i] = 2.0 * w * d * g[i]
+    k = 2.0 * w * d
+    for i in range(3):
+        g_out[s, i] = k * g0[i]
+        g_out[s, 3 + i] = k * g1[i]
+        g_out[s, 6 + i] = k * g2[i]
+        g_out[s, 9 + i] = k * g3[i]
     if want_hess:
-        for i in range(12):
-            for j in range(i, 12):
-                H_out[s, i, j] = 2.0 * w * g[i] * g[j]
-                H_out[s, j, i] = H_out[s, i, j]
-        add_dihedral_hessian(x0, x1, x2, x3, 2.0 * w * d, H_out, s, (0, 3, 6, 9))
+        write_hinge_hessian(x0, x1, x2, x3, 2.0 * w, 2.0 * w * d, g0, g1, g2, g3, H_out, s)
     return 0
 
 
