@@ -17,6 +17,7 @@ from strandlab.implicit import (
 )
 from strandlab.implicit.ldl import qdldl_available
 from strandlab.implicit.sparse import PCG_LARGE
+from strandlab.implicit.supernodal import cvxopt_available
 
 #: The preconditioner's backends: with QDLDL the conjugate gradients run as one compiled call
 #: (strandlab.implicit.pcg), with SuperLU as a Python loop; both must behave alike.
@@ -154,6 +155,67 @@ def test_reuse_truncates_at_negative_curvature_met_later(backend):
     z = np.linalg.solve(P, rhs)
     np.testing.assert_allclose(x, (rhs @ z) / (z @ A @ z) * z, rtol=1e-9)
     assert rhs @ x > 0
+
+
+#: The backends that keep their last good factor through a failed one (direct_cg falls back
+#: to conjugate gradients on it); with QDLDL direct_cg is direct.
+KEEPING = ["superlu"] + (["cvxopt"] if cvxopt_available() else [])
+
+
+@pytest.mark.parametrize("backend", KEEPING)
+def test_direct_cg_solves_an_indefinite_matrix_by_cg_on_the_last_good_factor(backend):
+    # as above, but each factor() tries a new factorisation: it fails once (no shift
+    # sequence), and solve() runs the truncated CG preconditioned by the last good factor
+    rng, terms, diag, asm, sol = factored(33, method="direct_cg", pcg_rtol=1e-10,
+                                          backend=backend)
+    P = dense(terms, diag)
+    terms[-1].H *= -1.0
+    asm.evaluate(np.zeros(N), hessian=True)
+    sol.assemble(hess_scale=1.0, diagonal=diag)
+    info = sol.factor(np.zeros(N, bool))
+    assert info.max_shift == 0.0 and sol.factorizations == 2 and sol.fallbacks == 1
+    A = dense(terms, diag)
+    x = np.zeros(N)
+    rhs = rng.normal(size=N)
+    sol.solve(rhs, x)
+    assert sol.solve_info is None and sol.linear_iterations == 2
+    z = np.linalg.solve(P, rhs)
+    np.testing.assert_allclose(x, (rhs @ z) / (z @ A @ z) * z, rtol=1e-9)
+    assert rhs @ x > 0
+    # positive definite again: factored and solved directly, no CG
+    terms[-1].H *= -1.0
+    asm.evaluate(np.zeros(N), hessian=True)
+    sol.assemble(hess_scale=1.0, diagonal=diag)
+    sol.factor(np.zeros(N, bool))
+    sol.solve(rhs, x)
+    assert sol.factorizations == 3 and sol.linear_iterations == 2 and sol.fallbacks == 1
+    np.testing.assert_allclose(x, np.linalg.solve(P, rhs), rtol=1e-9)
+
+
+@pytest.mark.parametrize("backend", KEEPING + ["qdldl"])
+def test_direct_cg_shifts_when_cg_fails_or_the_backend_keeps_no_factor(backend):
+    # every stencil turned negative: CG meets negative curvature at once, and the shift
+    # sequence factors the shifted matrix; QDLDL's failed factorisation overwrites its last
+    # good one, so it shifts at once (as "direct")
+    if backend == "qdldl" and not qdldl_available():
+        pytest.skip("qdldl not installed")
+    rng, terms, diag, asm, sol = factored(32, method="direct_cg", backend=backend)
+    for t in terms:
+        t.H *= -1.0
+    asm.evaluate(np.zeros(N), hessian=True)
+    sol.assemble(hess_scale=1.0, diagonal=diag)
+    info = sol.factor(np.zeros(N, bool))
+    x = np.zeros(N)
+    rhs = rng.normal(size=N)
+    sol.solve(rhs, x)
+    if backend == "qdldl":
+        assert info.max_shift > 0 and sol.fallbacks == 0 and sol.solve_info is None
+    else:
+        assert info.max_shift == 0 and sol.fallbacks == 1
+        assert sol.solve_info is not None and sol.solve_info.max_shift > 0
+    A = dense(terms, diag)
+    np.testing.assert_allclose(x, np.linalg.solve(A + sol.shift * np.diag(np.abs(np.diag(A))),
+                                                  rhs), rtol=1e-8)
 
 
 @pytest.mark.parametrize("n, given, expect", [(300, None, 20), (PCG_LARGE, None, 20),

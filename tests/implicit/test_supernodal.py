@@ -87,7 +87,7 @@ def test_auto_takes_cvxopt_and_direct_from_the_threshold_on():
     assert auto_backend(QDLDL_MAX_DOFS - 1) == "qdldl"
     assert auto_backend(QDLDL_MAX_DOFS) == "cvxopt"
     for n, backend, method in ((QDLDL_MAX_DOFS - 1, "qdldl", "reuse"),
-                               (QDLDL_MAX_DOFS, "cvxopt", "direct")):
+                               (QDLDL_MAX_DOFS, "cvxopt", "direct_cg")):
         sol = chain_solver(n, np.ones(n), method="auto")
         sol.factor(np.zeros(n, bool))
         assert (sol.backend, sol.method) == (backend, method)
@@ -97,12 +97,12 @@ def test_auto_takes_cvxopt_and_direct_from_the_threshold_on():
         np.testing.assert_allclose(x, 1.0, rtol=1e-10)
     n = QDLDL_MAX_DOFS + 5                  # cvxopt for all DOFs; QDLDL once 10 are held
     sol = chain_solver(n, np.ones(n), method="auto")
-    assert (sol.backend, sol.method) == ("cvxopt", "direct")
+    assert (sol.backend, sol.method) == ("cvxopt", "direct_cg")
     fixed = np.zeros(n, bool)
     fixed[:10] = True
     sol.factor(fixed)
     assert (sol.backend, sol.method) == ("qdldl", "reuse")
-    assert chain_solver(10, np.ones(10), method="auto", backend="cvxopt").method == "direct"
+    assert chain_solver(10, np.ones(10), method="auto", backend="cvxopt").method == "direct_cg"
     assert chain_solver(10, np.ones(10), method="auto", backend="superlu").method == "reuse"
 
 

@@ -57,25 +57,32 @@ factorisations a step where trying unshifted first took 46-92, and 49.5 s agains
 its first 12 steps (docs/mixed.md). Factor and solve allocate (SciPy).
 
 Methods (``method=``).  ``"direct"``: a new factorisation at every :meth:`SparseSolver.factor`
-(each Newton iteration; the default).  ``"reuse"``: the last factorisation is kept while the free
-DOFs stay the same, and :meth:`~SparseSolver.solve` runs the conjugate gradient method on the
-current matrix preconditioned by it (the matrix of a few Newton iterations or steps ago: close
-to the current one, so that a few iterations reach ``pcg_rtol``); a solve that takes more than
+(each Newton iteration; the default).  ``"direct_cg"``: the same, but a matrix whose first
+factorisation try fails (not positive definite: a cloth under compression) is not factored again
+with the shift sequence; :meth:`~SparseSolver.solve` runs the truncated conjugate gradients below
+on it, preconditioned by the last good factorisation, and only when they fail
+(``pcg_max_iterations``, or non-positive curvature at their first iteration) does the shift
+sequence follow.  The backend must keep its last good factorisation through a failed one
+(:data:`KEEPS_FACTOR`: CHOLMOD through cvxopt, SuperLU), else it is ``"direct"``; ``fallbacks``
+counts the matrices solved so.  On the umbrella (steps 2-23, one thread) 1.20 s a step against
+``"direct"``'s 1.57 s (docs/implicit.md).  ``"reuse"``: the last factorisation is kept while the
+free DOFs stay the same, and :meth:`~SparseSolver.solve` runs the conjugate gradient method on the
+current matrix preconditioned by it (the matrix of a few Newton iterations or steps ago: close to
+the current one, so that a few iterations reach ``pcg_rtol``); a solve that takes more than
 ``pcg_max_iterations``, or meets a direction of non-positive curvature at its first iteration,
-factors the current matrix and solves directly, and a solve that took more than half of them
-makes the next ``factor`` factor afresh.  A direction of non-positive curvature met later ends
-the solve with the iterate so far (truncated Newton-CG, Steihaug 1983: with a positive
-definite preconditioner every iterate before it is a descent direction), not with a
-factorisation: an indefinite matrix (a cloth under compression) then costs a few iterations
-where it cost a factorisation and its shift sequence (docs/implicit.md).  ``"jacobi"``: the
-conjugate gradient method with the diagonal as preconditioner, no factorisation unless it
-fails (for comparison: hundreds of iterations on the mixed model's matrices).  ``"auto"``:
-``"direct"`` with the backends of :data:`DIRECT_BACKENDS` (a factorisation that costs about
-ten of its solves), else ``"reuse"``; resolved again when ``backend="auto"`` changes the
-backend with the free DOFs.  The iterative
-solves stop at ``|A x - b| <= pcg_rtol |b|`` (inexact Newton: the Newton iteration still
-converges to the integrator's tolerance).  With QDLDL and no contact stencils outside the
-pattern, the loop is one compiled call (:mod:`.pcg`).
+factors the current matrix and solves directly, and a solve that took more than half of them makes
+the next ``factor`` factor afresh.  A direction of non-positive curvature met later ends the solve
+with the iterate so far (truncated Newton-CG, Steihaug 1983: with a positive definite
+preconditioner every iterate before it is a descent direction), not with a factorisation: an
+indefinite matrix (a cloth under compression) then costs a few iterations where it cost a
+factorisation and its shift sequence (docs/implicit.md).  ``"jacobi"``: the conjugate gradient
+method with the diagonal as preconditioner, no factorisation unless it fails (for comparison:
+hundreds of iterations on the mixed model's matrices).  ``"auto"``: ``"direct_cg"`` with the
+backends of :data:`DIRECT_BACKENDS` (a factorisation that costs about ten of its solves), else
+``"reuse"``; resolved again when ``backend="auto"`` changes the backend with the free DOFs.  The
+iterative solves stop at ``|A x - b| <= pcg_rtol |b|`` (inexact Newton: the Newton iteration still
+converges to the integrator's tolerance).  With QDLDL and no contact stencils outside the pattern,
+the loop is one compiled call (:mod:`.pcg`).
 """
 from __future__ import annotations
 
@@ -153,13 +160,17 @@ def pardiso_available() -> bool:
     return True
 
 
-METHODS = ("direct", "reuse", "jacobi", "auto")
+METHODS = ("direct", "direct_cg", "reuse", "jacobi", "auto")
 """The sparse solver's methods (module docstring)."""
 
 DIRECT_BACKENDS = ("cvxopt",)
-"""Backends with which ``method="auto"`` factors at every Newton iteration (``"direct"``):
+"""Backends with which ``method="auto"`` factors at every Newton iteration (``"direct_cg"``):
 CHOLMOD's supernodal factorisation costs about ten of its solves, so a new factor beats
 conjugate gradients preconditioned by an old one.  With the others it is ``"reuse"``."""
+
+KEEPS_FACTOR = ("cvxopt", "superlu")
+"""Backends whose failed factorisation leaves the last good one usable (a new object or a
+second symbolic slot), as ``"direct_cg"`` needs; with the others it acts as ``"direct"``."""
 
 
 #: Free DOFs from which the kept factorisation's conjugate gradients may take 40 iterations
@@ -260,6 +271,9 @@ class SparseSolver(LinearSolver):
         self._precond = None      # the last factorisation made (reused by method "reuse")
         self._precond_matrix = None   # the reduced matrix it factors (CSC)
         self._refactor = True     # the next factor() factors afresh
+        self.fallbacks = 0
+        """Matrices that ``"direct_cg"`` solved by conjugate gradients on the last good factor
+        because their factorisation failed."""
         self._chol = None
         self._chol_pattern = None
         self._free = None
@@ -269,7 +283,7 @@ class SparseSolver(LinearSolver):
         self._active = []
 
     def _auto_method(self) -> str:
-        return "direct" if self.backend in DIRECT_BACKENDS else "reuse"
+        return "direct_cg" if self.backend in DIRECT_BACKENDS else "reuse"
 
     @staticmethod
     def _choose_backend(backend: str, use_cholmod: bool | None) -> str:
@@ -412,7 +426,13 @@ class SparseSolver(LinearSolver):
             self._factor = None          # solve() iterates on the current matrix
             info = FactorInfo()
         else:
-            info = self._factor_now(float(min_shift))
+            fallback = (self.method == "direct_cg" and self.backend in KEEPS_FACTOR
+                        and min_shift == 0.0 and self._precond is not None)
+            info = self._factor_now(float(min_shift), give_up=fallback)
+            if info is None:             # not positive definite: solve() iterates on it
+                self._factor = None
+                self.fallbacks += 1
+                info = FactorInfo()
         self._ready = True
         return info
 
@@ -436,8 +456,9 @@ class SparseSolver(LinearSolver):
         pos = np.nonzero(A.indices == cols)[0]
         return A, A.data[pos].copy(), pos
 
-    def _factor_now(self, min_shift: float) -> FactorInfo:
-        """Factor the current reduced matrix (with the shift sequence from ``min_shift``)."""
+    def _factor_now(self, min_shift: float, give_up: bool = False) -> FactorInfo | None:
+        """Factor the current reduced matrix (with the shift sequence from ``min_shift``; with
+        ``give_up``, None when its first try fails)."""
         nf = self._free.size
         A, diag, pos = self._reduced_matrix()
         scale = np.abs(diag)
@@ -454,6 +475,8 @@ class SparseSolver(LinearSolver):
             ok, last = self._try_backend(A, scale)
             if ok:
                 break
+            if give_up:
+                return None
             if mu == 0.0 and self._recent_shift > 0.0:     # start near the last shift needed
                 nxt = max(self.shift_initial, self._recent_shift / self.shift_growth)
             else:

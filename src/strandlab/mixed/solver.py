@@ -62,16 +62,17 @@ class MixedSettings:
     substeps : implicit steps per ``step`` call.
     hessian : ``"projected"`` (the rods' stretching Hessian clamped PSD; default) or
         ``"exact"``.
-    linear_solver : ``"auto"`` (default: ``"direct"`` with CHOLMOD's supernodal
-        factorisation through cvxopt, else ``"reuse"``), ``"reuse"`` (a sparse factorisation
-        kept over Newton iterations and steps as the preconditioner of conjugate gradients,
-        factored again when they need more than 10 iterations, 20 from 2000 free coordinates
-        on), ``"direct"`` (a new factorisation at every Newton iteration) or ``"jacobi"``
-        (conjugate gradients with a diagonal preconditioner; slow, for comparison).  The
-        factorisation is CHOLMOD when scikit-sparse is installed, else MKL's PARDISO with the
-        ``pardiso`` extra, else QDLDL below 2000 free coordinates (the ``qdldl`` extra) and
-        CHOLMOD through cvxopt (the ``cvxopt`` extra) from there on, else SuperLU
-        (:mod:`strandlab.implicit.sparse`).
+    linear_solver : ``"auto"`` (default: ``"direct_cg"`` with CHOLMOD's supernodal factorisation
+        through cvxopt, else ``"reuse"``), ``"direct_cg"`` (a new factorisation at every Newton
+        iteration; where it fails, not positive definite, conjugate gradients preconditioned by the
+        last good one), ``"reuse"`` (a sparse factorisation kept over Newton iterations and steps
+        as the preconditioner of conjugate gradients, factored again when they need more than 10
+        iterations, 20 from 2000 free coordinates on), ``"direct"`` (a new factorisation at every
+        Newton iteration) or ``"jacobi"`` (conjugate gradients with a diagonal preconditioner;
+        slow, for comparison).  The factorisation is CHOLMOD when scikit-sparse is installed, else
+        MKL's PARDISO with the ``pardiso`` extra, else QDLDL below 2000 free coordinates (the
+        ``qdldl`` extra) and CHOLMOD through cvxopt (the ``cvxopt`` extra) from there on, else
+        SuperLU (:mod:`strandlab.implicit.sparse`).
     damping : mass-proportional damping rate [1/s]; viscous_damping : stiffness-proportional
         (Rayleigh) damping time [s].
     contact_stiffness : penalty against the colliders and between surfaces, times each
