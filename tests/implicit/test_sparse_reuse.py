@@ -216,6 +216,39 @@ def test_direct_cg_shifts_when_cg_fails_or_the_backend_keeps_no_factor(backend):
                                                   rhs), rtol=1e-8)
 
 
+@pytest.mark.parametrize("backend", KEEPING)
+def test_direct_cg_shifts_when_a_new_pattern_has_no_good_factor(backend):
+    # a dynamic term's new stencils couple other DOFs: CHOLMOD through cvxopt analyses the new
+    # pattern afresh and, when its first factorisation fails, has no good factor of it to
+    # precondition with; the shift sequence runs instead (SuperLU keeps its last LU and
+    # falls back as before)
+    rng = np.random.default_rng(36)
+    terms = coupled_terms(rng)
+    pairs = PairTerm(np.array([[0, 30, 59]]), spd(rng, 1, 3), name="pairs")
+    terms.append(pairs)
+    diag = rng.uniform(0.5, 1.0, N)
+    asm, sol = solver_for(rng, terms, diag, method="direct_cg", backend=backend)
+    fixed = np.zeros(N, bool)
+    sol.factor(fixed)
+    pairs.set(np.array([[1, 21, 41], [2, 22, 57]]), -50.0 * spd(rng, 2, 3))
+    asm.refresh()
+    asm.evaluate(np.zeros(N), hessian=True)
+    sol.assemble(hess_scale=1.0, diagonal=diag)
+    A = dense(terms, diag)
+    assert np.linalg.eigvalsh(A).min() < 0.0
+    info = sol.factor(fixed)
+    x = np.zeros(N)
+    rhs = rng.normal(size=N)
+    sol.solve(rhs, x)
+    if backend == "cvxopt":
+        assert info.max_shift > 0 and sol.fallbacks == 0
+        np.testing.assert_allclose(
+            x, np.linalg.solve(A + sol.shift * np.diag(np.abs(np.diag(A))), rhs), rtol=1e-8)
+    else:
+        assert sol.fallbacks == 1 and np.all(np.isfinite(x))
+    assert rhs @ x > 0
+
+
 @pytest.mark.parametrize("n, given, expect", [(300, None, 20), (PCG_LARGE, None, 20),
                                               (PCG_LARGE + 1, None, 40),
                                               (PCG_LARGE + 1, 7, 7)])

@@ -458,7 +458,8 @@ class SparseSolver(LinearSolver):
 
     def _factor_now(self, min_shift: float, give_up: bool = False) -> FactorInfo | None:
         """Factor the current reduced matrix (with the shift sequence from ``min_shift``; with
-        ``give_up``, None when its first try fails)."""
+        ``give_up``, None when its first try fails and the last good factorisation is still
+        usable: CHOLMOD through cvxopt has none after a new pattern's analysis)."""
         nf = self._free.size
         A, diag, pos = self._reduced_matrix()
         scale = np.abs(diag)
@@ -475,7 +476,7 @@ class SparseSolver(LinearSolver):
             ok, last = self._try_backend(A, scale)
             if ok:
                 break
-            if give_up:
+            if give_up and getattr(self._precond, "ready", True):
                 return None
             if mu == 0.0 and self._recent_shift > 0.0:     # start near the last shift needed
                 nxt = max(self.shift_initial, self._recent_shift / self.shift_growth)

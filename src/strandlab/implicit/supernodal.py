@@ -149,6 +149,12 @@ class SupernodalFactor:
         self._good = slot
         return True, "", -1
 
+    @property
+    def ready(self) -> bool:
+        """Whether a factorisation of the current pattern succeeded (:meth:`solve` usable): a
+        new pattern is analysed afresh, and has none until its first success."""
+        return self._good is not None
+
     def solve(self, b: np.ndarray) -> np.ndarray:
         """``A^{-1} b`` with the last successful factor (a new array)."""
         import cvxopt.cholmod
