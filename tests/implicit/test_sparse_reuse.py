@@ -106,6 +106,19 @@ def test_reuse_factors_again_when_cg_fails():
     np.testing.assert_allclose(x, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
 
 
+def with_pairs(seed, **options):
+    """Coupled terms and a dynamic term of one stencil (random generator ``seed``), a
+    diagonal in ``[0.5, 1]`` and their solver (``options``), assembled:
+    ``(rng, terms, pairs, diag, asm, sol)``."""
+    rng = np.random.default_rng(seed)
+    terms = coupled_terms(rng)
+    pairs = PairTerm(np.array([[0, 30, 59]]), spd(rng, 1, 3), name="pairs")
+    terms.append(pairs)
+    diag = rng.uniform(0.5, 1.0, N)
+    asm, sol = solver_for(rng, terms, diag, **options)
+    return rng, terms, pairs, diag, asm, sol
+
+
 def factored(seed, low=0.5, **options):
     """Coupled terms (random generator ``seed``), a diagonal in ``[low, 2 low]``, their solver
     (``options``) assembled and factored once: ``(rng, terms, diag, asm, sol)``."""
@@ -222,12 +235,7 @@ def test_direct_cg_shifts_when_a_new_pattern_has_no_good_factor(backend):
     # pattern afresh and, when its first factorisation fails, has no good factor of it to
     # precondition with; the shift sequence runs instead (SuperLU keeps its last LU and
     # falls back as before)
-    rng = np.random.default_rng(36)
-    terms = coupled_terms(rng)
-    pairs = PairTerm(np.array([[0, 30, 59]]), spd(rng, 1, 3), name="pairs")
-    terms.append(pairs)
-    diag = rng.uniform(0.5, 1.0, N)
-    asm, sol = solver_for(rng, terms, diag, method="direct_cg", backend=backend)
+    rng, terms, pairs, diag, asm, sol = with_pairs(36, method="direct_cg", backend=backend)
     fixed = np.zeros(N, bool)
     sol.factor(fixed)
     pairs.set(np.array([[1, 21, 41], [2, 22, 57]]), -50.0 * spd(rng, 2, 3))
@@ -288,13 +296,8 @@ def test_bad_method_options():
 
 @pytest.mark.parametrize("method", ["direct", "reuse"])
 def test_dynamic_term_changes_its_stencils(method):
-    rng = np.random.default_rng(35)
-    terms = coupled_terms(rng)
-    pairs = PairTerm(np.array([[0, 30, 59]]), spd(rng, 1, 3), name="pairs")
-    terms.append(pairs)
-    diag = rng.uniform(0.5, 1.0, N)
-    asm, sol = solver_for(rng, terms, diag, method=method, pcg_rtol=1e-12,
-                          pcg_max_iterations=60)
+    rng, terms, pairs, diag, asm, sol = with_pairs(35, method=method, pcg_rtol=1e-12,
+                                                   pcg_max_iterations=60)
     assert asm.has_dynamic and asm.refresh() == ()
     # stencils of the dynamic term are not in the fixed pattern
     A_static = dense(terms[:-1], diag)
