@@ -48,6 +48,12 @@ def solver_for(rng, terms, diag, **options):
     return asm, sol
 
 
+def reassemble(asm, sol, diag):
+    """The terms' Hessians evaluated again and the solver's matrix assembled from them."""
+    asm.evaluate(np.zeros(N), hessian=True)
+    sol.assemble(hess_scale=1.0, diagonal=diag)
+
+
 def dense(terms, diag):
     return dense_reference(N, [t.dofs for t in terms], [t.H for t in terms]) + np.diag(diag)
 
@@ -70,8 +76,7 @@ def test_reuse_keeps_the_factor_and_solves_to_its_tolerance(backend):
     # a nearby matrix: no new factorisation, CG to the tolerance
     for t in terms:
         t.H *= 1.0 + 0.05 * rng.uniform(size=(t.H.shape[0], 1, 1))
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     info = sol.factor(fixed)
     sol.solve(rhs, x)
     assert info.shifted_blocks == 0 and sol.factorizations == 1 and sol.solve_info is None
@@ -95,8 +100,7 @@ def test_reuse_factors_again_when_cg_fails():
     sol.factor(np.zeros(N, bool))
     for t in terms:                        # far from the factored matrix
         t.H = spd(rng, *t.H.shape[:2])
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     sol.factor(np.zeros(N, bool))
     rhs = rng.normal(size=N)
     x = np.zeros(N)
@@ -134,8 +138,7 @@ def test_reuse_meets_negative_curvature_and_shifts():
     rng, terms, diag, asm, sol = factored(32, method="reuse")
     for t in terms:
         t.H *= -1.0                        # indefinite now: CG stops, the factor shifts
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     sol.factor(np.zeros(N, bool))
     x = np.zeros(N)
     rhs = rng.normal(size=N)
@@ -155,8 +158,7 @@ def test_reuse_truncates_at_negative_curvature_met_later(backend):
     rng, terms, diag, asm, sol = factored(33, method="reuse", pcg_rtol=1e-10, backend=backend)
     P = dense(terms, diag)
     terms[-1].H *= -1.0
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     sol.factor(np.zeros(N, bool))
     A = dense(terms, diag)
     assert np.linalg.eigvalsh(A).min() < -10.0
@@ -183,8 +185,7 @@ def test_direct_cg_solves_an_indefinite_matrix_by_cg_on_the_last_good_factor(bac
                                           backend=backend)
     P = dense(terms, diag)
     terms[-1].H *= -1.0
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     info = sol.factor(np.zeros(N, bool))
     assert info.max_shift == 0.0 and sol.factorizations == 2 and sol.fallbacks == 1
     A = dense(terms, diag)
@@ -197,8 +198,7 @@ def test_direct_cg_solves_an_indefinite_matrix_by_cg_on_the_last_good_factor(bac
     assert rhs @ x > 0
     # positive definite again: factored and solved directly, no CG
     terms[-1].H *= -1.0
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     sol.factor(np.zeros(N, bool))
     sol.solve(rhs, x)
     assert sol.factorizations == 3 and sol.linear_iterations == 2 and sol.fallbacks == 1
@@ -213,8 +213,7 @@ def test_direct_cg_shifts_when_cg_fails_or_the_backend_keeps_no_factor(backend):
     rng, terms, diag, asm, sol = factored(32, method="direct_cg", backend=backend)
     for t in terms:
         t.H *= -1.0
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     info = sol.factor(np.zeros(N, bool))
     x = np.zeros(N)
     rhs = rng.normal(size=N)
@@ -240,8 +239,7 @@ def test_direct_cg_shifts_when_a_new_pattern_has_no_good_factor(backend):
     sol.factor(fixed)
     pairs.set(np.array([[1, 21, 41], [2, 22, 57]]), -50.0 * spd(rng, 2, 3))
     asm.refresh()
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     A = dense(terms, diag)
     assert np.linalg.eigvalsh(A).min() < 0.0
     info = sol.factor(fixed)
@@ -310,8 +308,7 @@ def test_dynamic_term_changes_its_stencils(method):
     pairs.set(np.array([[1, 21, 41], [2, 22, 57], [5, 33, 44]]), h)
     assert asm.refresh() == (len(terms) - 1,)
     assert asm.hess[-1].shape == (3, 3, 3) and asm.refresh() == ()
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     A = dense(terms, diag)
     np.testing.assert_allclose(sol.dense(), A, rtol=1e-14, atol=1e-14)
     fixed = np.zeros(N, bool)
@@ -399,8 +396,7 @@ def test_jacobi_keeps_its_preconditioner_after_a_fallback_factorisation():
     assert sol.factorizations == 1 and sol.linear_iterations == 6
     for t in terms:
         t.H *= 1.0 + 0.01 * rng.uniform(size=(t.H.shape[0], 1, 1))
-    asm.evaluate(np.zeros(N), hessian=True)
-    sol.assemble(hess_scale=1.0, diagonal=diag)
+    reassemble(asm, sol, diag)
     sol.factor(np.zeros(N, bool))
     sol.solve(rhs, x)
     assert sol.factorizations == 2 and sol.linear_iterations == 12

@@ -196,11 +196,8 @@ def _neg(m):
 
 @njit(**_OPTS)
 def _sym(m):
-    """``(M + M^T) / 2``."""
-    a = 0.5 * (m[1] + m[3])
-    b = 0.5 * (m[2] + m[6])
-    d = 0.5 * (m[5] + m[7])
-    return (m[0], a, b, a, m[4], d, b, d, m[8])
+    """``(M + M^T) / 2``, symmetric to the bit."""
+    return _lin(0.5, m, 0.5, _tr(m))
 
 
 @njit(**_OPTS)
