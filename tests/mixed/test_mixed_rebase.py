@@ -9,12 +9,12 @@ from strandlab.scenes.mixed_toys import mixed_sticky_hand
 
 
 def test_newton_converges_on_the_sticky_hand():
-    # The first 25 steps of the sticky hand (109 vertices; its cord's edges turn as the hand
-    # falls): with the frames transported from the step's start, 16 of them ran to the cap of
+    # The first 25 steps of 10 ms of the sticky hand (109 vertices; its cord's edges turn as the
+    # hand falls): with the frames transported from the step's start, 16 of them ran to the cap of
     # 10 iterations unconverged (954 rejected line search trials, steps down to 3e-5,
     # residuals up to 3.5e-4 N against a tolerance near 1e-6 of the weight); re-based, every
     # step converges within 4 iterations, every trial step accepted whole.
-    sim = mixed_sticky_hand()
+    sim = mixed_sticky_hand(dt=0.01)
     sol = MixedSolver(sim.scene, sim.settings)
     s = sol.state()
     its, rejected = [], 0
@@ -28,7 +28,7 @@ def test_newton_converges_on_the_sticky_hand():
 
 
 def _sticky_hand_steps(n):
-    sim = mixed_sticky_hand()
+    sim = mixed_sticky_hand(dt=0.01)
     sol = MixedSolver(sim.scene, sim.settings)
     s = sol.state()
     residuals = []

@@ -368,13 +368,13 @@ def _weights(ttype, D, g, w):
 
 @njit(**_OPTS)
 def _add_outer(H, JD, p, q, c):
-    """``H += c (JD[p] JD[q]^T + JD[q] JD[p]^T)``."""
+    """``H += 2 c JD[p] JD[q]^T``: once symmetrised (:func:`_stencil` does it last), ``c (JD[p]
+    JD[q]^T + JD[q] JD[p]^T)``, at half the products."""
     k = H.shape[0]
     for a in range(k):
-        ca = c * JD[p, a]
-        cb = c * JD[q, a]
+        ca = 2.0 * c * JD[p, a]
         for b in range(k):
-            H[a, b] += ca * JD[q, b] + cb * JD[p, b]
+            H[a, b] += ca * JD[q, b]
 
 
 @njit(**_OPTS)
@@ -392,9 +392,9 @@ def _add_transport_curvature(D, JD, g, H):
 
 @njit(**_OPTS)
 def _add_cross(FA, JA, FB, JB, w, u, y, H):
-    """``sum_ij w_ij (J(m_i)^T J(n_j) + J(n_j)^T J(m_i))`` into ``H``, and the weights
-    ``u[0] = (sum_j w_ij n_j)_i``, ``u[1] = (sum_i w_ij m_i)_j`` [9] of each side's frame
-    curvature."""
+    """``2 sum_ij w_ij J(m_i)^T J(n_j)`` into ``H`` (symmetrised by :func:`_stencil`: ``sum_ij
+    w_ij (J(m_i)^T J(n_j) + J(n_j)^T J(m_i))``), and the weights ``u[0] = (sum_j w_ij n_j)_i``,
+    ``u[1] = (sum_i w_ij m_i)_j`` [9] of each side's frame curvature."""
     k = H.shape[0]
     for i in range(3):
         for c in range(3):
@@ -402,14 +402,14 @@ def _add_cross(FA, JA, FB, JB, w, u, y, H):
                                + w[3 * i + 2] * FB[6 + c])
             u[1, 3 * i + c] = w[i] * FA[c] + w[3 + i] * FA[3 + c] + w[6 + i] * FA[6 + c]
             for b in range(k):
-                y[b] = (w[3 * i] * JB[c, b] + w[3 * i + 1] * JB[3 + c, b]
-                        + w[3 * i + 2] * JB[6 + c, b])
+                y[b] = 2.0 * (w[3 * i] * JB[c, b] + w[3 * i + 1] * JB[3 + c, b]
+                              + w[3 * i + 2] * JB[6 + c, b])
             row = 3 * i + c
             for a in range(k):
                 ja = JA[row, a]
-                ya = y[a]
-                for b in range(k):
-                    H[a, b] += ja * y[b] + ya * JA[row, b]
+                if ja != 0.0:
+                    for b in range(k):
+                        H[a, b] += ja * y[b]
 
 
 @njit(**_OPTS)
@@ -476,14 +476,19 @@ def _stencil(s, q_in, dofs, lay, par, work, e_out, g_out, H_out, want_hess):
             g_out[s, a] += jr[i, a] * g[i]
     if not want_hess:
         return 0
-    for a in range(k):
+    H = H_out[s]                   # zeroed by _clear
+    t = work[7][s][0]
+    for i in range(m):             # H = jr^T (hp jr), a row of hp jr at a time
         for b in range(k):
             acc = 0.0
-            for i in range(m):
-                for j in range(m):
-                    acc += jr[i, a] * hp[i, j] * jr[j, b]
-            H_out[s, a, b] = acc
-    H = H_out[s]
+            for j in range(m):
+                acc += hp[i, j] * jr[j, b]
+            t[b] = acc
+        for a in range(k):
+            ja = jr[i, a]
+            if ja != 0.0:
+                for b in range(k):
+                    H[a, b] += ja * t[b]
     if _second_order(s, x, par, lay, work, m, H) != 0:
         _clear(s, e_out, g_out, H_out, want_hess)
         e_out[s] = math.inf

@@ -276,15 +276,20 @@ def hand_mesh(cell: float = 0.01, palm=(5, 7), finger: int = 4, thumb: int = 3):
 def mixed_sticky_hand(*, hand: str = "green", young: float | None = None,
                       connection: bool = True,
                       cord: float = 0.03, cord_radius: float = 0.003, cord_edges: int = 19,
-                      thickness: float = 3e-3, frames: int = 70,
-                      dt: float = 0.01) -> Simulation:
+                      thickness: float = 3e-3, frames: int = 21,
+                      dt: float = 1.0 / 30.0) -> Simulation:
     """Fig. 11: a rubber sticky hand: a flat shell hand (:func:`hand_mesh`) on a rod cord of
     ``cord_edges`` edges and length ``cord`` [m] along -x from its wrist, joined at the wrist
     by a stiff point connection (``connection``; False: a ball joint); one rubber (``young`` [Pa],
     default that of ``hand`` in :data:`STICKY_HANDS`; density 1100 kg/m^3) for the hand
     (``thickness`` [m]) and the cord (``cord_radius`` [m]), the connection's stiffness
     ``E I / l`` of the cord's end edge (as stiff as the cord).  The cord's far end is clamped,
-    horizontal; the hand droops under its weight, the softer rubbers more."""
+    horizontal; the hand droops under its weight, the softer rubbers more.
+
+    The default step is a frame (1/30 s; ``frames`` 21: 0.7 s): the hand is damped (10 / s)
+    and what Fig. 11 shows is where it hangs; steps of 10 ms leave the four hands' fingertips
+    within 1.1 mm of it after 0.7 s (99.2, 83.3, 57.1, 32.9 mm against 98.8, 82.3, 57.1, 32.8)
+    for 0.4 times the Newton iterations."""
     if young is None:
         if hand not in STICKY_HANDS:
             raise ValueError(f"hand must be one of {tuple(STICKY_HANDS)}, got {hand!r}")
