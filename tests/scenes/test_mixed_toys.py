@@ -95,8 +95,9 @@ def test_fig11_sticky_hands_droop_in_the_order_of_their_stiffness():
         sol, s = run_mixed(sim)
         drops[hand] = fingertip_drop(sim, sol.model.positions(s.q))
     # E = 2, 4, 8, 16 MPa: the fingertips hang 98.8, 82.3, 57.1, 32.8 mm below their rest
-    # height after 0.7 s (21 steps of a frame; 99.2, 83.3, 57.1, 32.9 with steps of 10 ms); each doubling of the stiffness lifts them by at least 1.5 cm, and the
-    # stiffest pair is near the linear 1 / E scaling (ratio 1.74 against 2 at small deflection)
+    # height after 0.7 s (21 steps of a frame; 99.2, 83.3, 57.1, 32.9 with steps of 10 ms);
+    # each doubling of the stiffness lifts them by at least 1.5 cm, and the stiffest pair is
+    # near the linear 1 / E scaling (ratio 1.74 against 2 at small deflection)
     d = [drops[h] for h in ("purple", "red", "green", "blue")]
     assert all(a - b > 0.015 for a, b in zip(d, d[1:]))
     assert 2.1 > d[2] / d[3] > 1.5
