@@ -98,8 +98,9 @@ class _CompileCounter:
         self.install = lambda: event.install_listener("numba:compile", self.listener)
 
 
-def time_case(case: Case, frames: int) -> dict:
-    """Step ``case`` one frame untimed, then time ``frames`` frames; the figures as a dict."""
+def start_case(case: Case):
+    """``case``'s simulation, its solver and state after one frame stepped untimed (kernels
+    compiled, first factorisation), and its steps per frame."""
     from strandlab.mixed import MixedSolver
 
     module, name = case.factory.split(":")
@@ -107,8 +108,14 @@ def time_case(case: Case, frames: int) -> dict:
     sol = MixedSolver(sim.scene, sim.settings)
     s = sol.state()
     steps = max(1, round(FRAME / sim.dt))
-    for _ in range(steps):                                  # compile, first factorisation
+    for _ in range(steps):
         sol.step(s, s, sim.dt)
+    return sim, sol, s, steps
+
+
+def time_case(case: Case, frames: int) -> dict:
+    """Step ``case`` one frame untimed, then time ``frames`` frames; the figures as a dict."""
+    sim, sol, s, steps = start_case(case)
     iters = facts = 0
     counter = _CompileCounter()
     with counter.install():

@@ -17,7 +17,6 @@ set here before the imports when not given).
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import time
 
@@ -26,7 +25,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
-from bench_mixed import CASES, FRAME, PAPER_MS_PER_FRAME
+from bench_mixed import CASES, PAPER_MS_PER_FRAME, start_case
 
 
 def _best_ms(f, repeat: int) -> float:
@@ -42,15 +41,8 @@ def floor(case, frames: int, repeat: int) -> dict:
     """The figures of one case (module docstring) as a dict."""
     from strandlab.implicit.ldl import QdldlFactor
     from strandlab.implicit.supernodal import SupernodalFactor
-    from strandlab.mixed import MixedSolver
 
-    module, name = case.factory.split(":")
-    sim = getattr(importlib.import_module(module), name)(**case.kwargs)
-    sol = MixedSolver(sim.scene, sim.settings)
-    s = sol.state()
-    steps = max(1, round(FRAME / sim.dt))
-    for _ in range(steps):                                  # compile, first factorisation
-        sol.step(s, s, sim.dt)
+    sim, sol, s, steps = start_case(case)
     frames = case.frames or frames
     iterations = 0
     c0 = time.process_time()
