@@ -58,6 +58,16 @@ def dense(terms, diag):
     return dense_reference(N, [t.dofs for t in terms], [t.H for t in terms]) + np.diag(diag)
 
 
+def solve_random(rng, sol, A):
+    """``sol``'s solve of a random right-hand side, the right-hand side, and the dense solve of
+    ``A`` shifted as the solver's last factorisation was (``shift`` times its diagonal's
+    magnitude): ``(x, rhs, reference)``."""
+    x = np.zeros(N)
+    rhs = rng.normal(size=N)
+    sol.solve(rhs, x)
+    return x, rhs, np.linalg.solve(A + sol.shift * np.diag(np.abs(np.diag(A))), rhs)
+
+
 @pytest.mark.parametrize("backend", CG_BACKENDS)
 def test_reuse_keeps_the_factor_and_solves_to_its_tolerance(backend):
     rng = np.random.default_rng(30)
@@ -140,13 +150,9 @@ def test_reuse_meets_negative_curvature_and_shifts():
         t.H *= -1.0                        # indefinite now: CG stops, the factor shifts
     reassemble(asm, sol, diag)
     sol.factor(np.zeros(N, bool))
-    x = np.zeros(N)
-    rhs = rng.normal(size=N)
-    sol.solve(rhs, x)
+    x, _, ref = solve_random(rng, sol, dense(terms, diag))
     assert sol.solve_info is not None and sol.solve_info.max_shift > 0
-    A = dense(terms, diag)
-    np.testing.assert_allclose(x, np.linalg.solve(A + sol.shift * np.diag(np.abs(np.diag(A))),
-                                                  rhs), rtol=1e-8)
+    np.testing.assert_allclose(x, ref, rtol=1e-8)
 
 
 @pytest.mark.parametrize("backend", CG_BACKENDS)
@@ -215,17 +221,13 @@ def test_direct_cg_shifts_when_cg_fails_or_the_backend_keeps_no_factor(backend):
         t.H *= -1.0
     reassemble(asm, sol, diag)
     info = sol.factor(np.zeros(N, bool))
-    x = np.zeros(N)
-    rhs = rng.normal(size=N)
-    sol.solve(rhs, x)
+    x, _, ref = solve_random(rng, sol, dense(terms, diag))
     if backend == "qdldl":
         assert info.max_shift > 0 and sol.fallbacks == 0 and sol.solve_info is None
     else:
         assert info.max_shift == 0 and sol.fallbacks == 1
         assert sol.solve_info is not None and sol.solve_info.max_shift > 0
-    A = dense(terms, diag)
-    np.testing.assert_allclose(x, np.linalg.solve(A + sol.shift * np.diag(np.abs(np.diag(A))),
-                                                  rhs), rtol=1e-8)
+    np.testing.assert_allclose(x, ref, rtol=1e-8)
 
 
 @pytest.mark.parametrize("backend", KEEPING)
@@ -243,13 +245,10 @@ def test_direct_cg_shifts_when_a_new_pattern_has_no_good_factor(backend):
     A = dense(terms, diag)
     assert np.linalg.eigvalsh(A).min() < 0.0
     info = sol.factor(fixed)
-    x = np.zeros(N)
-    rhs = rng.normal(size=N)
-    sol.solve(rhs, x)
+    x, rhs, ref = solve_random(rng, sol, A)
     if backend == "cvxopt":
         assert info.max_shift > 0 and sol.fallbacks == 0
-        np.testing.assert_allclose(
-            x, np.linalg.solve(A + sol.shift * np.diag(np.abs(np.diag(A))), rhs), rtol=1e-8)
+        np.testing.assert_allclose(x, ref, rtol=1e-8)
     else:
         assert sol.fallbacks == 1 and np.all(np.isfinite(x))
     assert rhs @ x > 0
