@@ -9,7 +9,10 @@ row each; add a row for a new scene): the umbrella at the paper's size (``rings=
 vertices, 6144 shell triangles, 202 rod edges), the sandwich composite at 400 vertices (the
 paper's 395), the nylon frisbee (271, the paper's 289) and the toy ball (249, the paper's 229)
 against the paper's same objects, the tunnel (144), the Fig. 18 strip (352) and the sticky hand (109, not in
-Table 1) against the paper's frisbee (its cheapest object per vertex).  Each case steps one frame untimed (compiling
+Table 1) against the paper's frisbee (its cheapest object per vertex).  The toy ball twice more:
+with backward Euler at 5 ms steps (the scene's integrator and step before it took BDF2 at 1/60
+s) and with BDF2 at a frame a step (its wobble then damped about as much as with backward Euler
+at 5 ms); a ``--baseline`` tree without BDF2 cannot run these two.  Each case steps one frame untimed (compiling
 its kernels, first factorisation), then is timed over ``frames`` frames; printed: vertices,
 steps per frame, Newton iterations and factorisations per step, milliseconds per frame (wall
 clock, and the process's CPU time: with one thread on a machine shared with other jobs, the
@@ -69,6 +72,10 @@ class Case:
 CASES = (
     Case("frisbee", "strandlab.scenes.mixed_toys:mixed_frisbee", {}, "frisbee"),
     Case("toy ball", "strandlab.scenes.mixed_toys:mixed_toy_ball", {}, "toy ball"),
+    Case("toy ball BE 5 ms", "strandlab.scenes.mixed_toys:mixed_toy_ball",
+         dict(integrator="euler", dt=0.005), "toy ball"),
+    Case("toy ball BDF2 1/30", "strandlab.scenes.mixed_toys:mixed_toy_ball",
+         dict(integrator="bdf2", dt=1.0 / 30.0), "toy ball"),
     Case("sandwich", "strandlab.scenes.mixed_objects:mixed_sandwich",
          dict(nx=19, ny=3, nz=4), "sandwich"),
     Case("umbrella", "strandlab.scenes.mixed_objects:mixed_umbrella", dict(rings=32),

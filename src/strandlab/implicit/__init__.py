@@ -1,4 +1,5 @@
-"""Shared implicit integrator: backward Euler by Newton's method over generic energy terms.
+"""Shared implicit integrator: backward Euler (or BDF2) by Newton's method over generic energy
+terms.
 
 A model describes itself as an :class:`ImplicitSystem` (``n_dofs``, diagonal ``mass``,
 ``terms``: :class:`StencilTerm` energies summed over stencils, ``block_start``: independent
@@ -18,11 +19,13 @@ See ``docs/implicit.md``.
 from .assembly import Assembly
 from .banded import BandedSolver
 from .integrator import (
+    BDF2_MAX_RATIO,
     ImplicitEuler,
     ImplicitStepError,
     ImplicitSystem,
     NewtonSettings,
     StepInfo,
+    bdf2_coefficients,
     static_equilibrium,
 )
 from .linear import FactorInfo, LinearSolveError, LinearSolver, make_linear_solver
@@ -32,4 +35,4 @@ from .terms import StencilTerm, check_dofs
 __all__ = ["ImplicitSystem", "ImplicitEuler", "NewtonSettings", "StepInfo", "ImplicitStepError",
            "static_equilibrium", "StencilTerm", "check_dofs", "Assembly", "LinearSolver",
            "LinearSolveError", "FactorInfo", "make_linear_solver", "BandedSolver",
-           "SparseSolver"]
+           "SparseSolver", "bdf2_coefficients", "BDF2_MAX_RATIO"]

@@ -93,6 +93,27 @@ along tangents instead of arcs, stretches that edge by about ``(|dh| / l)^2 / 2`
 (on thin hair carried by a nodding head, a spurious tension larger than the bending forces).
 Linearised at ``q_n``, a strand carried at constant velocity by its clamp moves rigidly.
 
+BDF2.  Given the step before, ``history = (q_{n-1}, v_{n-1}, h_{n-1})``, :meth:`ImplicitEuler.step`
+takes a step of the second-order backward differentiation formula instead, with the step ratio
+``r = h / h_{n-1}`` (variable-step BDF2):
+
+    q_{n+1} = q_b + ht v_{n+1},     v_{n+1} = vt + ht M^-1 F(q_{n+1}, v_{n+1}),
+    q_b = a1 q_n - a2 q_{n-1},      vt = a1 v_n - a2 v_{n-1},
+    a1 = (1 + r)^2 / (1 + 2 r),     a2 = r^2 / (1 + 2 r),     ht = h (1 + r) / (1 + 2 r)
+
+(``r = 1``: ``q_{n+1} - 4/3 q_n + 1/3 q_{n-1} = 2/3 h v_{n+1}``).  That is the backward Euler
+step above with ``h -> ht``, its velocity base ``q_n -> q_b`` and ``v_n -> vt``: ``Phi`` keeps its
+form with ``qhat = q_b + ht vt``, the damping terms are taken about ``q_b`` and the step ends with
+``v_{n+1} = (q_{n+1} - q_b) / ht``.  The Newton solve is unchanged, and better conditioned than
+backward Euler's at the same ``h`` (its inertia is ``M / ht^2``, ``ht = 2 h / 3``).  What stays
+at ``q_n``: the first iterate (``q_n`` or ``qhat``), ``begin_step``, the held DOFs' increments of
+the linearised step and the move limits.  BDF2 is second order and A-stable; with variable
+steps it is zero-stable for ``r < 1 + sqrt(2)`` (:data:`BDF2_MAX_RATIO`), and a larger ratio
+raises ``ValueError``.  For a linear oscillator its
+numerical damping per step is of order ``(w h)^4`` against backward Euler's ``(w h)^2``
+(``w`` the angular frequency): at 30 steps a period an undamped oscillator loses 2.6 % of
+its energy a period, against backward Euler's 72 %; at 10 steps a period 32 % against 96 %.
+
 Energy.  Backward Euler dissipates: for a linear oscillator of angular frequency ``w`` the
 energy is multiplied by exactly ``1 / (1 + w^2 h^2)`` per step (with mass damping ``c`` the
 eigenvalues of the step have squared modulus ``1 / (1 + c h + w^2 h^2)``), so modes with
@@ -115,13 +136,33 @@ from .newton import NewtonSettings, StepInfo
 from .terms import StencilTerm
 
 __all__ = ["ImplicitSystem", "NewtonSettings", "StepInfo", "ImplicitEuler", "ImplicitStepError",
-           "static_equilibrium"]
+           "static_equilibrium", "bdf2_coefficients", "BDF2_MAX_RATIO"]
 
 _EPS = np.finfo(np.float64).eps
+
+BDF2_MAX_RATIO = 1.0 + math.sqrt(2.0)
+"""The largest step ratio ``h / h_{n-1}`` of a BDF2 step (its zero-stability bound)."""
 
 PREDICT_MARGIN = 0.1
 """A Newton iterate whose predicted residual (:func:`_predicts_convergence`) is below this
 fraction of the tolerance is evaluated without Hessians, its convergence tested first."""
+
+
+def bdf2_coefficients(h: float, h_prev: float) -> tuple[float, float, float]:
+    """``(a1, a2, ht)`` of a BDF2 step of ``h`` [s] after one of ``h_prev`` [s] (module
+    docstring, "BDF2"); ``ValueError`` when ``h / h_prev`` is not below
+    :data:`BDF2_MAX_RATIO`.
+
+    >>> bdf2_coefficients(0.01, 0.01)   # 4/3, 1/3, 2/3 h
+    (1.3333333333333333, 0.3333333333333333, 0.006666666666666667)
+    """
+    r = h / h_prev
+    if not r < BDF2_MAX_RATIO:
+        raise ValueError(f"a BDF2 step of {show(h)} s after one of {show(h_prev)} s: the ratio "
+                         f"{r:.4g} is not below {BDF2_MAX_RATIO:.4f} (1 + sqrt 2), where the "
+                         f"formula is unstable; start again without history")
+    d = 1.0 + 2.0 * r
+    return (1.0 + r) ** 2 / d, r * r / d, h * (1.0 + r) / d
 
 
 def _predicts_convergence(residuals: list, tol: float, atol: float) -> bool:
@@ -342,6 +383,7 @@ class ImplicitEuler:
         self.n_dofs = n
         self.parallel = parallel
         self._qn, self._qhat, self._qk = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._qb, self._vt = np.zeros(n), np.zeros(n)     # velocity base and start (BDF2)
         self._g, self._dx, self._kv, self._dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
         self._diag, self._zeros, self._dh = np.zeros(n), np.zeros(n), np.zeros(n)
         self._dir = np.zeros(n)
@@ -422,12 +464,12 @@ class ImplicitEuler:
         self.assembly.gradient(g)
         damp = 0.0
         if beta_h > 0.0:
-            np.subtract(q, self._qn, out=self._dq)
+            np.subtract(q, self._qb, out=self._dq)
             self._kv.fill(0.0)
             self.assembly.hessian_matvec(self._dq, self._kv)
             damp = 0.5 * beta_h * self._dot(self._dq, self._kv)
             _axpy_to(g, g, beta_h, self._kv)
-        self._blocks(0, q, self._qhat, self._qn, a, cn, f, fixed, g)
+        self._blocks(0, q, self._qhat, self._qb, a, cn, f, fixed, g)
         norm = math.sqrt(_sum_column(self._part, 0))
         self._load_scale = _sum_column(self._part, 2)
         merit = self.assembly.energy_sum() + _sum_column(self._part, 1) + damp
@@ -435,10 +477,10 @@ class ImplicitEuler:
 
     def _merit(self, q, a, cn, beta_h, f, fixed) -> float:
         """The merit at a trial q (terms evaluated there; K_k still in the Hessian buffers)."""
-        self._blocks(1, q, self._qhat, self._qn, a, cn, f, fixed, self._g)
+        self._blocks(1, q, self._qhat, self._qb, a, cn, f, fixed, self._g)
         merit = self.assembly.energy_sum() + _sum_column(self._part, 1)
         if beta_h > 0.0:
-            np.subtract(q, self._qn, out=self._dq)
+            np.subtract(q, self._qb, out=self._dq)
             self._kv.fill(0.0)
             self.assembly.hessian_matvec(self._dq, self._kv)
             merit += 0.5 * beta_h * self._dot(self._dq, self._kv)
@@ -587,13 +629,15 @@ class ImplicitEuler:
     # ------------------------------------------------------------------ public
     def step(self, q_in: np.ndarray, v_in: np.ndarray, q_out: np.ndarray, v_out: np.ndarray,
              h: float, *, f_ext: np.ndarray | None = None, fixed: np.ndarray | None = None,
-             q_fixed: np.ndarray | None = None) -> StepInfo:
-        """One backward Euler step of ``h`` [s] from ``q_in``, ``v_in`` [n_dofs] into
-        ``q_out``, ``v_out`` (which may be ``q_in``, ``v_in``).
+             q_fixed: np.ndarray | None = None, history: tuple | None = None) -> StepInfo:
+        """One backward Euler (with ``history``, BDF2) step of ``h`` [s] from ``q_in``,
+        ``v_in`` [n_dofs] into ``q_out``, ``v_out`` (which may be ``q_in``, ``v_in``).
 
         ``f_ext`` [n_dofs]: external generalized force (N, N m), constant over the step.
         ``fixed`` bool [n_dofs]: Dirichlet DOFs; ``q_fixed`` [n_dofs]: their values at the end
         of the step (fixed entries read; None: held at ``q_in``).
+        ``history``: ``(q_prev, v_prev, h_prev)``, the start and step [s] of the step before
+        (the arrays as ``q_in``): a BDF2 step (module docstring); None: backward Euler.
         """
         n = self.n_dofs
         if not (isinstance(h, (int, float, np.floating)) and math.isfinite(h) and h > 0):
@@ -610,10 +654,10 @@ class ImplicitEuler:
             b = self.assembly.block_of(j)
             raise ImplicitStepError(b, f"DOF {j} (block {b}) is free but has mass "
                                        f"{show(self.mass[j])}; fix it or give it a mass")
+        he = self._velocity_base(q_in, v_in, h, history)
         self.assembly.refresh()
         np.copyto(self._qn, q_in)
-        np.multiply(v_in, h, out=self._qhat)
-        self._qhat += self._qn
+        _axpy_to(self._qhat, self._qb, he, self._vt)
         st = self.settings
         first = self._limited
         increment = None
@@ -640,15 +684,40 @@ class ImplicitEuler:
             _fixed_increment(self._dh, q_fixed, self._qn, fixed)
             increment = q_fixed
         self.system.begin_step(self._qn)
-        load = (_force_scale(f, self.mass, v_in, h, fixed)
+        load = (_force_scale(f, self.mass, self._vt, he, fixed)
                 if st.tolerance is not None and st.scale == "load" else 0.0)
-        info = self._newton(q_out, 1.0 / (h * h), st.mass_damping / h,
-                            st.stiffness_damping / h, f, fixed, st, load, increment)
+        info = self._newton(q_out, 1.0 / (he * he), st.mass_damping / he,
+                            st.stiffness_damping / he, f, fixed, st, load, increment)
         if self._limited - first > info.limited_moves:        # the first iterate was cut
             info = replace(info, limited_moves=self._limited - first)
-        np.subtract(q_out, self._qn, out=v_out)
-        v_out *= 1.0 / h
+        np.subtract(q_out, self._qb, out=v_out)
+        v_out *= 1.0 / he
         return info
+
+    def _velocity_base(self, q_in, v_in, h: float, history) -> float:
+        """Set ``_qb`` and ``_vt``, the positions the step's velocity is measured from and the
+        velocity its inertia keeps, from the step's start and ``history`` (module docstring,
+        "BDF2"); returns the step ``ht`` [s] of the backward Euler form."""
+        if history is None:
+            np.copyto(self._qb, q_in)
+            np.copyto(self._vt, v_in)
+            return h
+        try:
+            q_prev, v_prev, h_prev = history
+        except (TypeError, ValueError):
+            raise ValueError("history must be (q_prev, v_prev, h_prev) or None") from None
+        q_prev = self._check_vector("history's q_prev", q_prev)
+        v_prev = self._check_vector("history's v_prev", v_prev)
+        if not (isinstance(h_prev, (int, float, np.floating)) and math.isfinite(h_prev)
+                and h_prev > 0):
+            raise ValueError(f"history's h_prev must be a positive finite number, got "
+                             f"{show(h_prev)}")
+        a1, a2, ht = bdf2_coefficients(h, float(h_prev))
+        np.multiply(q_in, a1, out=self._qb)
+        _axpy_to(self._qb, self._qb, -a2, q_prev)
+        np.multiply(v_in, a1, out=self._vt)
+        _axpy_to(self._vt, self._vt, -a2, v_prev)
+        return ht
 
     def equilibrium(self, q: np.ndarray, *, fixed: np.ndarray | None = None,
                     f_ext: np.ndarray | None = None, tolerance: float = 1e-10,
@@ -665,6 +734,7 @@ class ImplicitEuler:
                             backtrack=self.settings.backtrack,
                             max_backtracks=self.settings.max_backtracks)
         np.copyto(self._qn, q)
+        np.copyto(self._qb, q)
         np.copyto(self._qhat, q)
         self.system.begin_step(self._qn)
         return self._newton(q, 0.0, 0.0, 0.0, f, fixed, st)

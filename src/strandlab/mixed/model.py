@@ -100,7 +100,8 @@ class MixedModel:
         """A new state at the initial configuration."""
         return MixedState(q=self.q0.copy(), v=self.v0.copy(), a1=self.a1_0.copy(),
                           ref_twist=self.rest_twist.copy(),
-                          joint_angle=np.zeros(n_joint_angles), time=0.0, step=0)
+                          joint_angle=np.zeros(n_joint_angles), time=0.0, step=0,
+                          q_prev=self.q0.copy(), v_prev=self.v0.copy(), h_prev=0.0)
 
 
 @dataclass(eq=False)
@@ -111,6 +112,10 @@ class MixedState:
     a1 : reference directors of the rod edges, [R, 3]; ref_twist : of the rod stencils [rad], [B].
     joint_angle : the stored angle of every connection stencil with an angle history [rad]
         (the incremental updates of section 3.1), [A].
+    q_prev, v_prev, h_prev : the start and length [s] of the last step, which a BDF2 step
+        (``MixedSettings.integrator = "bdf2"``) reads; ``h_prev = 0``: none (a state that was
+        set by hand, or a new one), and the next step is backward Euler's.  Set ``h_prev`` to 0
+        after changing ``q`` or ``v`` by hand.
     """
 
     q: np.ndarray
@@ -120,8 +125,17 @@ class MixedState:
     joint_angle: np.ndarray
     time: float = 0.0
     step: int = 0
+    q_prev: np.ndarray | None = None
+    v_prev: np.ndarray | None = None
+    h_prev: float = 0.0
+
+    def __post_init__(self):
+        if self.q_prev is None:
+            self.q_prev = self.q.copy()
+        if self.v_prev is None:
+            self.v_prev = self.v.copy()
 
     def assign(self, other: MixedState) -> None:
-        for k in ("q", "v", "a1", "ref_twist", "joint_angle"):
+        for k in ("q", "v", "a1", "ref_twist", "joint_angle", "q_prev", "v_prev"):
             getattr(self, k)[...] = getattr(other, k)
-        self.time, self.step = other.time, other.step
+        self.time, self.step, self.h_prev = other.time, other.step, other.h_prev

@@ -11,7 +11,14 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
+from ..implicit import (
+    BDF2_MAX_RATIO,
+    ImplicitEuler,
+    ImplicitStepError,
+    LinearSolveError,
+    NewtonSettings,
+    bdf2_coefficients,
+)
 from ..implicit.sparse import METHODS
 from ..rods.kinematics import check_state, drive_edge_angles
 from ..sim.scene import Scene
@@ -22,7 +29,10 @@ from .model import MixedState
 from .system import MixedSystem, default_contact_thickness, vertex_contact_stiffness
 from .terms import build_terms
 
-__all__ = ["MixedSettings", "MixedSolver", "CONTACT_RETRIES"]
+__all__ = ["MixedSettings", "MixedSolver", "CONTACT_RETRIES", "INTEGRATORS"]
+
+INTEGRATORS = ("euler", "bdf2")
+"""The time integrators of :class:`MixedSettings` (``integrator``)."""
 
 CONTACT_RETRIES = 4
 """Times a step is taken again with a wider surface-pair margin before the solver stops with
@@ -82,6 +92,13 @@ class MixedSettings:
         themselves and each other (:mod:`strandlab.collision.mesh_contact`).
     contact_thickness : the distance [m] at which surfaces stop (default: a tenth of the
         surface's median edge; shells do not stop at their half thickness).
+    integrator : ``"euler"`` (default: backward Euler, as the paper) or ``"bdf2"`` (the
+        second-order backward differentiation formula on the same Newton solve, each step
+        reading the last one's start from the state; backward Euler for the first step, after
+        ``MixedState.h_prev`` was reset and when the step grows by ``1 + sqrt 2`` or more;
+        docs/implicit.md, "BDF2").  BDF2 damps slow oscillations far less at a given step:
+        the toy ball's wobble at a frame a step keeps more of its swing than backward Euler's
+        at a sixth of it.
     check_finite, max_strain, max_speed : stop with :class:`SimulationDiverged` on a
         non-finite state, an edge strain above ``max_strain`` or a speed above ``max_speed``
         [m/s] (None: not checked).
@@ -98,6 +115,7 @@ class MixedSettings:
     contact_stiffness: float = 1.0
     self_contact: bool = True
     contact_thickness: float | None = None
+    integrator: str = "euler"
     check_finite: bool = True
     max_strain: float | None = 0.5
     max_speed: float | None = 1e3
@@ -119,6 +137,9 @@ class MixedSettings:
         if self.linear_solver not in METHODS:
             raise ValueError(f"unknown linear_solver {self.linear_solver!r}; choose one of "
                              f"{', '.join(repr(m) for m in METHODS)}")
+        if self.integrator not in INTEGRATORS:
+            raise ValueError(f"unknown integrator {self.integrator!r}; choose one of "
+                             f"{', '.join(repr(m) for m in INTEGRATORS)}")
         if not isinstance(self.check_finite, (bool, np.bool_)):
             raise ValueError(f"check_finite must be true or false, got {self.check_finite!r}")
 
@@ -180,6 +201,8 @@ class MixedSolver:
         self._de_want = np.zeros((len(m.drive_edge), 3))
         self._q_start = np.zeros(nd)
         self._v_start = np.zeros(nd)
+        self._q_n = np.zeros(nd)       # the step's start, the next step's history (BDF2)
+        self._v_n = np.zeros(nd)
         self.contact_rebuilds = 0      # surface pair lists built
         self.contact_retries = 0       # steps taken again because a vertex left the margin
         self.last_info = None
@@ -214,7 +237,9 @@ class MixedSolver:
         for bit."""
         out = {"q": state.q.copy(), "v": state.v.copy(), "a1": state.a1.copy(),
                "ref_twist": state.ref_twist.copy(), "joint_angle": state.joint_angle.copy(),
-               "time": np.float64(state.time), "step": np.int64(state.step)}
+               "time": np.float64(state.time), "step": np.int64(state.step),
+               "q_prev": state.q_prev.copy(), "v_prev": state.v_prev.copy(),
+               "h_prev": np.float64(state.h_prev)}
         for k, v in self.integrator.linear_solver.cache().items():
             out[f"cache_linear_{k}"] = v
         mc = self.system.mesh_contact
@@ -228,17 +253,24 @@ class MixedSolver:
         m = self.model
         cache = {k: v for k, v in arrays.items() if k.startswith("cache_")}
         arrays = {k: v for k, v in arrays.items() if not k.startswith("cache_")}
-        out = check_state_arrays(arrays, {"q": (m.n_dofs,), "v": (m.n_dofs,),
-                                          "a1": (m.n_rod_edges, 3),
-                                          "ref_twist": (len(m.bend_dofs),),
-                                          "joint_angle": (self.elastic.n_angles,),
-                                          "time": (), "step": ()})
+        shapes = {"q": (m.n_dofs,), "v": (m.n_dofs,), "a1": (m.n_rod_edges, 3),
+                  "ref_twist": (len(m.bend_dofs),), "joint_angle": (self.elastic.n_angles,),
+                  "time": (), "step": ()}
+        history = "h_prev" in arrays      # states saved before BDF2 have none: h_prev = 0
+        if history:
+            shapes.update(q_prev=(m.n_dofs,), v_prev=(m.n_dofs,), h_prev=())
+        out = check_state_arrays(arrays, shapes)
+        if history and not float(out["h_prev"]) >= 0.0:
+            raise ValueError(f"state entry 'h_prev' is negative ({float(out['h_prev'])})")
         self._restore_cache(cache)
-        return MixedState(q=out["q"].astype(np.float64), v=out["v"].astype(np.float64),
-                          a1=out["a1"].astype(np.float64),
-                          ref_twist=out["ref_twist"].astype(np.float64),
-                          joint_angle=out["joint_angle"].astype(np.float64),
-                          time=float(out["time"]), step=int(out["step"]))
+        f64 = {k: np.array(out[k], dtype=np.float64)
+               for k in ("q", "v", "a1", "ref_twist", "joint_angle")}
+        return MixedState(**f64, time=float(out["time"]), step=int(out["step"]),
+                          q_prev=np.array(out["q_prev"] if history else out["q"],
+                                          dtype=np.float64),
+                          v_prev=np.array(out["v_prev"] if history else out["v"],
+                                          dtype=np.float64),
+                          h_prev=float(out["h_prev"]) if history else 0.0)
 
     def _restore_cache(self, cache: dict) -> None:
         """Put back what :meth:`save_state` saved under ``cache_*`` (nothing is kept from
@@ -287,6 +319,7 @@ class MixedSolver:
                                            max_iterations=max_iterations)
         self._end_step(state)
         state.v[...] = 0.0
+        state.h_prev = 0.0                # at rest: no step before this state
         return info
 
     # ------------------------------------------------------------------ stepping
@@ -323,18 +356,29 @@ class MixedSolver:
             self._drive(q_fixed, t_next)
         np.less(t_next - 0.5 * h, m.release_time, out=self._fixed)    # held until released
         self._fixed &= m.fixed
+        history, ht = None, h
+        if (self.settings.integrator == "bdf2" and s.h_prev > 0.0
+                and h < BDF2_MAX_RATIO * s.h_prev):
+            history = (s.q_prev, s.v_prev, s.h_prev)
+            ht = bdf2_coefficients(h, s.h_prev)[2]
         if self.settings.tolerance is not None:
-            self.integrator.settings = self.settings.newton(self.roundoff_force(s.q, h))
+            self.integrator.settings = self.settings.newton(self.roundoff_force(s.q, ht))
+        np.copyto(self._q_n, s.q)
+        np.copyto(self._v_n, s.v)
         mc = self.system.mesh_contact
         if mc is None:
             self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
-                                                  fixed=self._fixed, q_fixed=q_fixed)
+                                                  fixed=self._fixed, q_fixed=q_fixed,
+                                                  history=history)
         else:
-            self._contact_step(s, h, q_fixed)
+            self._contact_step(s, h, q_fixed, history)
         self._end_step(s)
+        np.copyto(s.q_prev, self._q_n)
+        np.copyto(s.v_prev, self._v_n)
+        s.h_prev = h
         s.time = t_next
 
-    def _contact_step(self, s: MixedState, h: float, q_fixed) -> None:
+    def _contact_step(self, s: MixedState, h: float, q_fixed, history) -> None:
         """The implicit step with the surface pairs kept as a Verlet list (docs/mixed.md,
         "Contact"): rebuilt at the step's start with the margin ``dhat / 2 + 2 d`` when
         the vertices' drift since the last rebuild plus the predicted displacement ``d``
@@ -353,7 +397,8 @@ class MixedSolver:
         np.copyto(self._v_start, s.v)
         for attempt in range(CONTACT_RETRIES + 1):
             self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
-                                                  fixed=self._fixed, q_fixed=q_fixed)
+                                                  fixed=self._fixed, q_fixed=q_fixed,
+                                                  history=history)
             moved = mc.moved(s.q)
             if moved <= mc.margin:
                 return

@@ -58,7 +58,7 @@ def toy_ball() -> None:
     for joints in ("elastic", "free"):
         t0 = time.perf_counter()
         sim = mixed_toy_ball(joints=joints)
-        m = toy_ball_measures(sim, 60)
+        m = toy_ball_measures(sim, round(0.3 / sim.dt))
         _line(sim.name, len(sim.scene.simplicial[0].vertices),
               {"lowest / start": f"{m['lowest'] / m['start']:.3f}",
                "farthest": _mm(m["farthest"]), "clearance": _mm(m["clearance"])}, t0)
