@@ -301,8 +301,13 @@ def test_backend_choice(monkeypatch):
     asm = Assembly(coupled_terms(rng), N, BLOCKS)
     monkeypatch.setitem(sys.modules, "sksparse", None)
     monkeypatch.setitem(sys.modules, "pypardiso", None)
-    assert SparseSolver(asm).backend == "qdldl"          # a small system, qdldl installed
+    assert SparseSolver(asm, method="reuse").backend == "qdldl"    # small, qdldl installed
+    assert SparseSolver(asm).backend == "cvxopt"         # a new factor each time: CHOLMOD
     assert SparseSolver(asm, backend="cvxopt").backend == "cvxopt"
+    cvxopt = sys.modules["cvxopt"]
+    monkeypatch.setitem(sys.modules, "cvxopt", None)
+    assert SparseSolver(asm).backend == "qdldl"          # direct, small, no cvxopt
+    monkeypatch.setitem(sys.modules, "cvxopt", cvxopt)
     monkeypatch.setitem(sys.modules, "qdldl", None)
     assert SparseSolver(asm).backend == "cvxopt"         # a small system, no qdldl
     monkeypatch.setitem(sys.modules, "cvxopt", None)

@@ -86,6 +86,11 @@ def test_auto_takes_cvxopt_and_direct_from_the_threshold_on():
     # cvxopt and a new factor per Newton iteration from it on (method "auto")
     assert auto_backend(QDLDL_MAX_DOFS - 1) == "qdldl"
     assert auto_backend(QDLDL_MAX_DOFS) == "cvxopt"
+    # a method that factors at every iteration takes CHOLMOD below the threshold too
+    for method in ("direct", "direct_cg"):
+        assert auto_backend(10, method) == "cvxopt"
+        assert chain_solver(10, np.ones(10), method=method).backend == "cvxopt"
+    assert auto_backend(10, "reuse") == "qdldl"
     for n, backend, method in ((QDLDL_MAX_DOFS - 1, "qdldl", "reuse"),
                                (QDLDL_MAX_DOFS, "cvxopt", "direct_cg")):
         sol = chain_solver(n, np.ones(n), method="auto")

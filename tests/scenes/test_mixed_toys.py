@@ -62,8 +62,8 @@ def _toy_ball(seconds=0.3, **kw):
 
 
 def test_fig12_toy_ball_stands_only_with_its_point_connections():
-    # pushed sideways at 0.3 m/s: with the connections' energies the ball wobbles (15.7 mm
-    # off the axis) and stays up (its centre at least 0.968 of its height); with two ball
+    # pushed sideways at 0.3 m/s: with the connections' energies the ball wobbles (16.0 mm
+    # off the axis) and stays up (its centre at least 0.967 of its height); with two ball
     # joints spring and ball fall over onto the floor (centre at the ball's radius, 2 cm),
     # beside the cup
     low, far, z0, gap = _toy_ball()
@@ -86,8 +86,8 @@ def _ball_x(integrator, dt, seconds=0.5):
 
 def test_fig12_toy_ball_keeps_its_wobble_with_bdf2_at_a_sixtieth_of_a_second():
     # 0.5 s after the push the ball is at the top of its second swing; the scene's steps of
-    # 1/60 s with BDF2 leave it within 10 % of where steps half as long do (12.5 against 13.6
-    # mm), where backward Euler at 1/60 s has damped it to 4.8 mm
+    # 1/60 s with BDF2 leave it within 10 % of where steps half as long do (12.7 against 13.6
+    # mm; 13.8 at 1 ms), where backward Euler at 1/60 s has damped it to 4.8 mm
     fine = _ball_x("bdf2", DT_TOY / 2)
     assert fine > 0.012
     assert _ball_x("bdf2", DT_TOY) == pytest.approx(fine, rel=0.1)

@@ -20,7 +20,8 @@ Factorisation.  The matrix with the fixed DOFs removed (a reduced CSR pattern, r
 when ``fixed`` changes; its values gathered from ``data`` each time) is factored by one of
 :data:`BACKENDS` (``backend=``; the default, ``"auto"``, takes the first available of
 ``"cholmod"``, ``"pardiso"``, then by the free DOFs (:func:`auto_backend`) ``"qdldl"`` below
-:data:`~.ldl.QDLDL_MAX_DOFS`, ``"cvxopt"`` from there on, and ``"superlu"``):
+:data:`~.ldl.QDLDL_MAX_DOFS`, ``"cvxopt"`` from there on, and ``"superlu"``; a method that
+factors at every iteration takes ``"cvxopt"`` at every size):
 
 - ``"cholmod"``: ``scikit-sparse``'s CHOLMOD when ``sksparse.cholmod`` is importable
   (optional, not a dependency; ``cholmod.analyze`` once per reduced pattern, then
@@ -183,14 +184,21 @@ second symbolic slot), as ``"direct_cg"`` needs; with the others it acts as ``"d
 PCG_LARGE = 2000
 
 
-def auto_backend(n_free: int) -> str:
-    """The factorisation ``backend="auto"`` takes for ``n_free`` free DOFs when neither
-    CHOLMOD through scikit-sparse nor PARDISO loads: QDLDL below
-    :data:`~.ldl.QDLDL_MAX_DOFS` (its factors serve the compiled conjugate gradients), else
-    CHOLMOD's supernodal Cholesky through cvxopt, else SuperLU."""
-    if n_free < QDLDL_MAX_DOFS and qdldl_available():
+def auto_backend(n_free: int, method: str = "auto") -> str:
+    """The factorisation ``backend="auto"`` takes for ``n_free`` free DOFs and the solver's
+    ``method`` when neither CHOLMOD through scikit-sparse nor PARDISO loads: QDLDL below
+    :data:`~.ldl.QDLDL_MAX_DOFS` (its factors serve the compiled conjugate gradients of
+    ``"reuse"``), else CHOLMOD's supernodal Cholesky through cvxopt, else SuperLU.  A method
+    that factors at every iteration (``"direct"``, ``"direct_cg"``) takes cvxopt's CHOLMOD at
+    every size when it loads: it factors these small matrices 1.5-2.5 times as fast as QDLDL
+    (docs/mixed.md, "Performance"), and no compiled conjugate gradients need QDLDL's factors.
+    """
+    small = n_free < QDLDL_MAX_DOFS and qdldl_available()
+    if small and method not in ("direct", "direct_cg"):
         return "qdldl"
-    return "cvxopt" if cvxopt_available() else "superlu"
+    if cvxopt_available():
+        return "cvxopt"
+    return "qdldl" if small else "superlu"
 
 
 class SparseSolver(LinearSolver):
@@ -255,7 +263,7 @@ class SparseSolver(LinearSolver):
         self.backend = self._choose_backend(backend, use_cholmod)
         self._by_size = backend == "auto" and self.backend in ("cvxopt", "qdldl")
         if self._by_size:                # re-chosen for the free DOFs at each reduction
-            self.backend = auto_backend(a.n_dofs)
+            self.backend = auto_backend(a.n_dofs, method)
         if method == "auto":
             self.method = self._auto_method()
         self.use_cholmod = self.backend == "cholmod"
@@ -387,11 +395,12 @@ class SparseSolver(LinearSolver):
                   out=self._red_indptr[1:])
         self._red_diag = np.searchsorted(keep, self.diag_pos[self._free])
         self._red_data = np.zeros(keep.size)
+        self._red_matrix = None      # SciPy's view of the reduced arrays, made once
         self._red_rhs = np.zeros(nf)
         self._ldl_work = np.zeros(nf)
         self._fixed_seen = fixed.copy()
         if self._by_size:
-            self.backend = auto_backend(nf)
+            self.backend = auto_backend(nf, self._method_given)
         self._perm = None
         if self.backend == "superlu" and nf > 1 and (self.ordering == "metis" or (
                 self.ordering == "auto" and nf >= METIS_MIN_DOFS and metis_available())):
@@ -443,9 +452,11 @@ class SparseSolver(LinearSolver):
         np.take(self.data, self._keep, out=self._red_data)
         dyn = self._dynamic_coo(reduced=True)
         if dyn is None:
-            A = sp.csc_matrix((self._red_data, self._red_indices, self._red_indptr),
-                              shape=(nf, nf))
-            return A, self._red_data[self._red_diag].copy(), self._red_diag
+            if self._red_matrix is None:    # SciPy's checks cost 0.1 ms a factorisation
+                # its data is a view of _red_data: the values taken above are the matrix's
+                self._red_matrix = sp.csc_matrix(
+                    (self._red_data, self._red_indices, self._red_indptr), shape=(nf, nf))
+            return self._red_matrix, self._red_data[self._red_diag].copy(), self._red_diag
         rows = np.repeat(np.arange(nf), np.diff(self._red_indptr))
         A = sp.coo_matrix((np.concatenate([self._red_data, dyn[2]]),
                            (np.concatenate([rows, dyn[0]]),

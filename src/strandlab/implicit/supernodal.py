@@ -5,7 +5,9 @@ cvxopt's wheels bundle SuiteSparse's CHOLMOD with an optimised BLAS (OpenBLAS), 
 factorisation runs dense BLAS kernels on the factor's column blocks.  The reduced pattern is
 ordered once by approximate minimum degree (``cvxopt.amd.order``) and analysed once
 (``cvxopt.cholmod.symbolic``, supernodal); each new matrix of that pattern is a numeric
-factorisation (``cvxopt.cholmod.numeric``) of the values copied into the kept ``spmatrix``.  A
+factorisation (``cvxopt.cholmod.numeric``) of the values copied into the kept ``spmatrix``
+(a matrix whose index arrays are the very arrays analysed last is not compared with them: the
+caller must not change them in place; the sparse solver makes new ones with a new pattern).  A
 matrix that is not positive definite raises CHOLMOD's error at the first failed column; a factor
 that succeeds has its pivots (the squares of ``L``'s diagonal, ``cvxopt.cholmod.diag``) compared
 with ``pivot_tol`` times their rows' scale, as QDLDL's and SuperLU's are, so that a pivot positive
@@ -57,6 +59,7 @@ class SupernodalFactor:
 
     def __init__(self):
         self._pattern = None      # (indptr, indices, positions of the lower triangle)
+        self._source = (None, None)   # the index arrays of the matrix last analysed
         self._spm = None          # the kept cvxopt spmatrix (lower triangle)
         self._values = None       # a cvxopt matrix and its NumPy view: the values to set
         self._symbolic = None     # two symbolic factors: the current one and a spare
@@ -72,8 +75,11 @@ class SupernodalFactor:
         import cvxopt.cholmod
 
         pat = self._pattern
+        if pat is not None and A.indptr is self._source[0] and A.indices is self._source[1]:
+            return                      # the arrays analysed last (never changed in place)
         if pat is not None and np.array_equal(A.indptr, pat[0]) \
                 and np.array_equal(A.indices, pat[1]):
+            self._source = (A.indptr, A.indices)
             return
         n = A.shape[0]
         col = np.repeat(np.arange(n, dtype=np.int64), np.diff(A.indptr))
@@ -95,6 +101,7 @@ class SupernodalFactor:
         self._good = None
         self._rhs = cvxopt.matrix(np.zeros(n))
         self._pattern = (A.indptr.copy(), A.indices.copy(), keep, rows == col[keep])
+        self._source = (A.indptr, A.indices)
         self.perm = None
 
     def _read_order(self, slot: int) -> None:

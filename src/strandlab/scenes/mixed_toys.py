@@ -165,7 +165,10 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
     """Fig. 12: a springy ball toy of three parts on one mesh: a shell suction cup stuck to the
     floor (its rim held), a steel spring (rod) standing on the cup's apex, and a foam ball
     (solid) on the spring, joined by point connections at the apex and at the ball's pole.
-    The ball is pushed sideways (``push`` [m/s]) at the start.
+    The ball is pushed sideways (``push`` [m/s]) at the start, and the spring with it (its
+    speed growing with height from its foot on the cup, at rest, to the ball's): pushed
+    alone, the ball would stretch the spring's top edge by ``push * dt`` in the first
+    iterate, and that step need not converge within ``max_iterations``.
 
     ``joints``: ``"elastic"`` (twisting and bending energies of stiffness ``stiffness`` [N m /
     rad^2] at both connections; default ``E I / l`` of the spring's end edge, as stiff as the
@@ -173,8 +176,9 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
     wobbles and stays up; without, the spring and ball fall over.  The toy's parts do not reach
     each other in these motions (the test checks it), so surface contact is off; the floor is
     a collider.  It steps 1/60 s at a time with BDF2 (``integrator``, ``MixedSettings.
-    integrator``), whose wobble keeps its swing where backward Euler at 5 ms steps damps it
-    (docs/mixed.md, "Toy ball")."""
+    integrator``), whose wobble keeps its swing where backward Euler at 5 ms steps damps it,
+    and factors its matrix at every Newton iteration (``linear_solver="direct"``: CHOLMOD
+    through cvxopt where it loads; docs/mixed.md, "Toy ball")."""
     if joints not in TOY_BALL_JOINTS:
         raise ValueError(f"joints must be one of {TOY_BALL_JOINTS}, got {joints!r}")
     x, tri, edges, tets = toy_ball_parts()
@@ -197,13 +201,16 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
     mb.hold(rim[np.abs(x[rim, 2]) < 1e-12])              # the suction cup's rim sticks
     v = np.zeros_like(x)
     v[np.unique(tets)] = (push, 0.0, 0.0)
+    coil = np.unique(edges)            # the spring's speed grows from its foot to the ball
+    z = x[coil, 2]
+    v[coil, 0] = push * (z - z.min()) / (z.max() - z.min())
     mb.velocities = v
     b = SceneBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_simplicial_mesh(mb.build())
     b.add_plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), friction=0.5)
     return Simulation(f"mixed_toy_ball_{joints}", b.build(),
                       MixedSettings(damping=1.0, hessian="exact", self_contact=False,
-                                    integrator=integrator), dt,
+                                    integrator=integrator, linear_solver="direct"), dt,
                       frames, description="Fig. 12: toy ball (shell cup, rod spring, solid "
                       "ball) pushed sideways, " + ("point connections with their energies"
                                                    if joints == "elastic" else
