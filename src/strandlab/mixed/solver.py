@@ -1,6 +1,6 @@
-"""The mixed rod/shell/solid solver (Chang et al. 2019): backward Euler with Newton's method on
-the shared implicit integrator, over the energies of every labelled simplex and connection.
-See docs/mixed.md.
+"""The mixed rod/shell/solid solver (Chang et al. 2019): backward Euler (or BDF2) with Newton's
+method on the shared implicit integrator, over the energies of every labelled simplex and
+connection.  See docs/mixed.md.
 """
 from __future__ import annotations
 
@@ -97,8 +97,8 @@ class MixedSettings:
         reading the last one's start from the state; backward Euler for the first step, after
         ``MixedState.h_prev`` was reset and when the step grows by ``1 + sqrt 2`` or more;
         docs/implicit.md, "BDF2").  BDF2 damps slow oscillations far less at a given step:
-        the toy ball's wobble at a frame a step keeps more of its swing than backward Euler's
-        at a sixth of it.
+        the toy ball's wobble at steps of 1/60 s keeps more of its swing than backward
+        Euler's at 1 ms (docs/mixed.md, "Toy ball").
     check_finite, max_strain, max_speed : stop with :class:`SimulationDiverged` on a
         non-finite state, an edge strain above ``max_strain`` or a speed above ``max_speed``
         [m/s] (None: not checked).
