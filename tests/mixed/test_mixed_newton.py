@@ -77,3 +77,27 @@ def test_settings_checks():
     n = st.newton(1e-9)
     assert n.scale == "load" and n.initial_guess == "inertial" and n.atol == 1e-9
     assert dataclasses.replace(st, tolerance=None).newton().tolerance is None
+
+
+def test_a_step_kept_unconverged_is_counted_and_warned():
+    """A step whose Newton solve stops above its tolerance is kept, counted and reported with
+    NotConvergedWarning naming the step, the residual and why; converged steps are silent."""
+    import warnings
+
+    from strandlab.implicit import NotConvergedWarning
+
+    scene = strip_scene()
+    sol = MixedSolver(scene, MixedSettings(max_iterations=1))
+    s = sol.state()
+    with pytest.warns(NotConvergedWarning, match=r"step 1 \(t = 0.01 s\) kept unconverged: "
+                                                 r"Newton residual .* after 1 iterations, "
+                                                 r"max_iterations = 1 reached"):
+        sol.step(s, s, 0.01)
+    assert sol.unconverged_steps == 1 and sol.last_info.converged is False
+    sol = MixedSolver(scene)
+    s = sol.state()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NotConvergedWarning)
+        for _ in range(3):
+            sol.step(s, s, 0.01)
+    assert sol.unconverged_steps == 0 and sol.last_info.converged

@@ -29,10 +29,11 @@ from .integrator import (
     static_equilibrium,
 )
 from .linear import FactorInfo, LinearSolveError, LinearSolver, make_linear_solver
+from .newton import NotConvergedWarning
 from .sparse import SparseSolver
 from .terms import StencilTerm, check_dofs
 
 __all__ = ["ImplicitSystem", "ImplicitEuler", "NewtonSettings", "StepInfo", "ImplicitStepError",
            "static_equilibrium", "StencilTerm", "check_dofs", "Assembly", "LinearSolver",
            "LinearSolveError", "FactorInfo", "make_linear_solver", "BandedSolver",
-           "SparseSolver", "bdf2_coefficients", "BDF2_MAX_RATIO"]
+           "SparseSolver", "bdf2_coefficients", "BDF2_MAX_RATIO", "NotConvergedWarning"]

@@ -1,6 +1,7 @@
 """Options and report of the Newton solve of a backward Euler step (:mod:`.integrator`):
-:class:`NewtonSettings` (fixed count or tolerance, line search, damping) and
-:class:`StepInfo` (iterations, residuals, line search, linear solver counts)."""
+:class:`NewtonSettings` (fixed count or tolerance, line search, damping),
+:class:`StepInfo` (iterations, residuals, line search, linear solver counts) and
+:class:`NotConvergedWarning`."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,12 @@ import numpy as np
 
 from ..sim.validate import show
 
-__all__ = ["NewtonSettings", "StepInfo"]
+__all__ = ["NewtonSettings", "StepInfo", "NotConvergedWarning"]
+
+
+class NotConvergedWarning(RuntimeWarning):
+    """A step whose Newton solve ended above its tolerance (at ``max_iterations``, or after a
+    failed line search) and was kept: a model that keeps such steps warns with it."""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ connection.  See docs/mixed.md.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass
 from typing import ClassVar
 
@@ -17,6 +18,7 @@ from ..implicit import (
     ImplicitStepError,
     LinearSolveError,
     NewtonSettings,
+    NotConvergedWarning,
     bdf2_coefficients,
 )
 from ..implicit.sparse import METHODS
@@ -205,6 +207,7 @@ class MixedSolver:
         self._v_n = np.zeros(nd)
         self.contact_rebuilds = 0      # surface pair lists built
         self.contact_retries = 0       # steps taken again because a vertex left the margin
+        self.unconverged_steps = 0     # steps kept with Newton above its tolerance (warned)
         self.last_info = None
 
     # ------------------------------------------------------------------ protocol
@@ -372,11 +375,26 @@ class MixedSolver:
                                                   history=history)
         else:
             self._contact_step(s, h, q_fixed, history)
+        self._report_convergence(s, t_next)
         self._end_step(s)
         np.copyto(s.q_prev, self._q_n)
         np.copyto(s.v_prev, self._v_n)
         s.h_prev = h
         s.time = t_next
+
+    def _report_convergence(self, s: MixedState, t: float) -> None:
+        """Count and warn (:class:`~strandlab.implicit.NotConvergedWarning`) when the step
+        just taken ended with its Newton residual above the tolerance (tolerance mode)."""
+        info = self.last_info
+        if info.converged is not False:
+            return
+        self.unconverged_steps += 1
+        why = "a line search failed" if info.line_search_failed else \
+            f"max_iterations = {self.settings.max_iterations} reached"
+        warnings.warn(f"mixed solver: step {s.step + 1} (t = {t:.6g} s) kept unconverged: "
+                      f"Newton residual {info.residual:.3g} N (from {info.residual_initial:.3g}) "
+                      f"after {info.iterations} iterations, {why}", NotConvergedWarning,
+                      stacklevel=4)
 
     def _contact_step(self, s: MixedState, h: float, q_fixed, history) -> None:
         """The implicit step with the surface pairs kept as a Verlet list (docs/mixed.md,

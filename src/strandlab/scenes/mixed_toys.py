@@ -160,8 +160,8 @@ def toy_ball_parts(*, cup_radius=0.02, cup_height=0.007, rings=4, coil_radius=0.
 
 
 def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
-                   push: float = 0.3, frames: int = 36, dt: float = 1.0 / 60.0,
-                   integrator: str = "bdf2") -> Simulation:
+                   push: float = 0.3, frames: int | None = None, dt: float | None = None,
+                   integrator: str | None = None) -> Simulation:
     """Fig. 12: a springy ball toy of three parts on one mesh: a shell suction cup stuck to the
     floor (its rim held), a steel spring (rod) standing on the cup's apex, and a foam ball
     (solid) on the spring, joined by point connections at the apex and at the ball's pole.
@@ -175,12 +175,19 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
     wire) or ``"free"`` (no coupling energies: two ball joints).  With the energies the toy
     wobbles and stays up; without, the spring and ball fall over.  The toy's parts do not reach
     each other in these motions (the test checks it), so surface contact is off; the floor is
-    a collider.  It steps 1/60 s at a time with BDF2 (``integrator``, ``MixedSettings.
-    integrator``), whose wobble keeps its swing where backward Euler at 5 ms steps damps it,
-    and factors its matrix at every Newton iteration (``linear_solver="direct"``: CHOLMOD
-    through cvxopt where it loads; docs/mixed.md, "Toy ball")."""
+    a collider.  With its connections it steps 1/60 s at a time with BDF2 (``integrator``,
+    ``MixedSettings.integrator``), whose wobble keeps its swing where backward Euler at 5 ms
+    steps damps it; without them (``"free"``) it topples onto the floor, an impact that
+    steps of 1/60 s do not resolve (6 steps of 36 kept unconverged), and it keeps backward
+    Euler at 5 ms.  Either factors its matrix at every Newton iteration
+    (``linear_solver="direct"``: CHOLMOD through cvxopt where it loads; docs/mixed.md, "Toy
+    ball").  ``frames`` (steps) default to 0.6 s."""
     if joints not in TOY_BALL_JOINTS:
         raise ValueError(f"joints must be one of {TOY_BALL_JOINTS}, got {joints!r}")
+    wobbles = joints == "elastic"
+    integrator = integrator or ("bdf2" if wobbles else "euler")
+    dt = dt or (1.0 / 60.0 if wobbles else 0.005)
+    frames = frames or round(0.6 / dt)
     x, tri, edges, tets = toy_ball_parts()
     cup_mat = ShellMaterial(young_modulus=5e7, poisson_ratio=0.4, thickness=2e-3,
                             density=1100.0)
