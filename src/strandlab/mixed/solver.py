@@ -201,9 +201,8 @@ class MixedSolver:
         self._de_dof0 = np.ascontiguousarray(3 * m.rod_edges[m.drive_edge, 0])
         self._de_dof1 = np.ascontiguousarray(3 * m.rod_edges[m.drive_edge, 1])
         self._de_want = np.zeros((len(m.drive_edge), 3))
-        self._q_start = np.zeros(nd)
-        self._v_start = np.zeros(nd)
-        self._q_n = np.zeros(nd)       # the step's start, the next step's history (BDF2)
+        self._v_start = np.zeros(nd)   # the last contact step's start velocity (predictions)
+        self._q_n = np.zeros(nd)       # the step's start: a retry's restart, BDF2's history
         self._v_n = np.zeros(nd)
         self.contact_rebuilds = 0      # surface pair lists built
         self.contact_retries = 0       # steps taken again because a vertex left the margin
@@ -411,7 +410,6 @@ class MixedSolver:
         if mc.moved(s.q) + predicted > mc.margin or mc.margin > 2.0 * want:
             mc.update(s.q, max_displacement=want)
             self.contact_rebuilds += 1
-        np.copyto(self._q_start, s.q)
         np.copyto(self._v_start, s.v)
         for attempt in range(CONTACT_RETRIES + 1):
             self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
@@ -422,8 +420,8 @@ class MixedSolver:
                 return
             if attempt == CONTACT_RETRIES or not math.isfinite(moved):
                 break
-            np.copyto(s.q, self._q_start)                # again, with a wider margin
-            np.copyto(s.v, self._v_start)
+            np.copyto(s.q, self._q_n)                    # again, with a wider margin
+            np.copyto(s.v, self._v_n)
             self.system.load_frames(s.q, s.a1, s.ref_twist)
             self.elastic.load_angles(s.joint_angle)
             mc.update(s.q, max_displacement=0.5 * mc.dhat + 2.0 * moved)
