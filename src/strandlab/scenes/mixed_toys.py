@@ -188,6 +188,10 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
     integrator = integrator or ("bdf2" if wobbles else "euler")
     dt = dt or (1.0 / 60.0 if wobbles else 0.005)
     frames = frames or round(0.6 / dt)
+    # the wobble: a residual of 1 % of the load leaves the ball within 9 um of a solve to
+    # 1e-9 over 1.2 s, where BDF2's own error at this step is 0.9 mm (docs/mixed.md)
+    newton = (dict(hessian="projected", tolerance=1e-2) if wobbles and integrator == "bdf2"
+              else dict(hessian="exact"))
     x, tri, edges, tets = toy_ball_parts()
     cup_mat = ShellMaterial(young_modulus=5e7, poisson_ratio=0.4, thickness=2e-3,
                             density=1100.0)
@@ -216,8 +220,8 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
     b.add_simplicial_mesh(mb.build())
     b.add_plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), friction=0.5)
     return Simulation(f"mixed_toy_ball_{joints}", b.build(),
-                      MixedSettings(damping=1.0, hessian="exact", self_contact=False,
-                                    integrator=integrator, linear_solver="direct"), dt,
+                      MixedSettings(damping=1.0, self_contact=False, integrator=integrator,
+                                    linear_solver="direct", **newton), dt,
                       frames, description="Fig. 12: toy ball (shell cup, rod spring, solid "
                       "ball) pushed sideways, " + ("point connections with their energies"
                                                    if joints == "elastic" else
