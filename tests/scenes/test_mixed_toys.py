@@ -27,6 +27,7 @@ def _frisbees(**kw):
     for rim in FRISBEE_RIMS:
         sim = mixed_frisbee(rim=rim, **kw)
         sol, s = run_mixed(sim)
+        assert sol.unconverged_steps == 0, rim        # every step within Newton's tolerance
         out[rim] = frisbee_measures(sim, sol.model.positions(s.q))
     return out
 

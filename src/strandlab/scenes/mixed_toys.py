@@ -64,7 +64,9 @@ def mixed_frisbee(*, rim: str = "coupled", radius: float = 0.12, rings: int = 9,
     the cloth, which bulges up.
 
     The default step is a frame (1/30 s): the cloth is held under strong damping and its
-    shape follows the arcs' turn; steps of 10 ms end within 0.3 mm and 0.03 degrees of it."""
+    shape follows the arcs' turn; steps of 10 ms end within 0.3 mm and 0.03 degrees of it.
+    The cloth alone falls limp from flat in its first frames, where a step takes up to 41
+    Newton iterations: its cap (``MixedSettings.max_iterations``) is 60, not 30."""
     if rim not in FRISBEE_RIMS:
         raise ValueError(f"rim must be one of {FRISBEE_RIMS}, got {rim!r}")
     x, tri = disk_triangles(radius, rings)
@@ -90,9 +92,11 @@ def mixed_frisbee(*, rim: str = "coupled", radius: float = 0.12, rings: int = 9,
     b.add_simplicial_mesh(mb.build())
     # the disk does not fold onto itself: no surface contact (the most costly part of a step);
     # the exact Hessian: with the projected one Newton converges only linearly once the arcs
-    # stop turning (docs/mixed.md, "Newton and the rods")
+    # stop turning (docs/mixed.md, "Newton and the rods"); the cloth alone, flat and held at
+    # two arcs, collapses in its first frames: Newton takes up to 41 iterations there
     return Simulation(f"mixed_frisbee_{rim}", b.build(),
-                      MixedSettings(damping=10.0, hessian="exact", self_contact=False), dt,
+                      MixedSettings(damping=10.0, hessian="exact", self_contact=False,
+                                    max_iterations=60 if rim == "none" else 30), dt,
                       frames, description="Fig. 13: nylon frisbee held at two arcs of its rim, "
                       + {"none": "no rod", "free": "rod turned in a sleeve (uncoupled)",
                          "coupled": "rod turned and coupled to the cloth"}[rim],
