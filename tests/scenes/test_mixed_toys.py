@@ -65,7 +65,7 @@ def _toy_ball(seconds=0.3, **kw):
 
 
 def test_fig12_toy_ball_stands_only_with_its_point_connections():
-    # pushed sideways at 0.3 m/s: with the connections' energies the ball wobbles (16.0 mm
+    # pushed sideways at 0.3 m/s: with the connections' energies the ball wobbles (15.9 mm
     # off the axis) and stays up (its centre at least 0.967 of its height); with two ball
     # joints spring and ball fall over onto the floor (centre at the ball's radius, 2 cm),
     # beside the cup
