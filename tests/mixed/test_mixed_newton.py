@@ -87,7 +87,7 @@ def test_a_step_kept_unconverged_is_counted_and_warned():
     from strandlab.implicit import NotConvergedWarning
 
     scene = strip_scene()
-    sol = MixedSolver(scene, MixedSettings(max_iterations=1))
+    sol = MixedSolver(scene, MixedSettings(max_iterations=1, cutbacks=0))
     s = sol.state()
     with pytest.warns(NotConvergedWarning, match=r"step 1 \(t = 0.01 s\) kept unconverged: "
                                                  r"Newton residual .* after 1 iterations, "
@@ -101,3 +101,45 @@ def test_a_step_kept_unconverged_is_counted_and_warned():
         for _ in range(3):
             sol.step(s, s, 0.01)
     assert sol.unconverged_steps == 0 and sol.last_info.converged
+
+
+def test_an_unconverged_step_is_taken_again_as_two_half_steps():
+    """With ``cutbacks`` a step that ends above its tolerance is taken again from its start as
+    two half steps: the state is that of two half steps taken from the start, bit for bit, and
+    nothing is warned; at the deepest halving a step is kept and warned."""
+    import warnings
+
+    from strandlab.implicit import NotConvergedWarning
+
+    scene = strip_scene()
+    # a step of 10 ms needs 3 iterations, 5 ms 2; a new factorisation at each (the methods
+    # that keep one, "reuse" and "direct_cg", carry the failed step's into the retry)
+    st = MixedSettings(max_iterations=2, linear_solver="direct")
+    assert st.cutbacks == 2
+    sol = MixedSolver(scene, st)
+    s = sol.state()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NotConvergedWarning)
+        sol.step(s, s, 0.01)
+    assert sol.cutbacks_taken == 1 and sol.unconverged_steps == 0
+    assert s.step == 1 and s.time == pytest.approx(0.01) and s.h_prev == 0.005
+    ref = MixedSolver(scene, dataclasses.replace(st, cutbacks=0))
+    r = ref.state()
+    for _ in range(2):
+        ref.step(r, r, 0.005)
+    assert ref.unconverged_steps == 0
+    for k in ("q", "v", "a1", "ref_twist", "joint_angle", "q_prev", "v_prev"):
+        np.testing.assert_array_equal(getattr(s, k), getattr(r, k), err_msg=k)
+    # one iteration never converges: 10 ms, 5 ms and 2.5 ms tried; the quarters kept, warned
+    sol = MixedSolver(scene, dataclasses.replace(st, max_iterations=1))
+    s = sol.state()
+    with pytest.warns(NotConvergedWarning, match=r"t = 0.0025 s\) kept unconverged"):
+        sol.step(s, s, 0.01)
+    assert sol.cutbacks_taken == 3 and sol.unconverged_steps == 4
+    assert s.time == pytest.approx(0.01) and s.h_prev == 0.0025
+
+
+@pytest.mark.parametrize("bad", [-1, 9, 1.5, True, "2"])
+def test_cutbacks_out_of_range_are_refused(bad):
+    with pytest.raises(ValueError, match="cutbacks must be an integer from 0 to 8"):
+        MixedSettings(cutbacks=bad)

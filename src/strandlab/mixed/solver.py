@@ -31,7 +31,7 @@ from .model import MixedState
 from .system import MixedSystem, default_contact_thickness, vertex_contact_stiffness
 from .terms import build_terms
 
-__all__ = ["MixedSettings", "MixedSolver", "CONTACT_RETRIES", "INTEGRATORS"]
+__all__ = ["MixedSettings", "MixedSolver", "CONTACT_RETRIES", "INTEGRATORS", "MAX_CUTBACKS"]
 
 INTEGRATORS = ("euler", "bdf2")
 """The time integrators of :class:`MixedSettings` (``integrator``)."""
@@ -39,6 +39,10 @@ INTEGRATORS = ("euler", "bdf2")
 CONTACT_RETRIES = 4
 """Times a step is taken again with a wider surface-pair margin before the solver stops with
 :class:`SimulationDiverged` (:meth:`MixedSolver._contact_step`)."""
+
+MAX_CUTBACKS = 8
+"""The most halvings of an unconverged step (:class:`MixedSettings` ``cutbacks``): a step of
+1/256 of its length."""
 
 
 def predicted_speed(v: np.ndarray, v_prev: np.ndarray, n_vertices: int) -> float:
@@ -71,6 +75,10 @@ class MixedSettings:
         search on.  None: exactly ``newton_iterations`` Newton steps.
     newton_iterations : Newton steps per step when ``tolerance`` is None.
     max_iterations : cap on Newton iterations in tolerance mode.
+    cutbacks : a step that ends above its Newton tolerance (tolerance mode) is taken again from
+        its start as two steps of half its length, each of them likewise, at most ``cutbacks``
+        halvings deep; a step still unconverged at the deepest is kept, counted and warned
+        (:class:`~strandlab.implicit.NotConvergedWarning`).  0: every step is kept.
     substeps : implicit steps per ``step`` call.
     hessian : ``"projected"`` (the rods' stretching Hessian clamped PSD; default) or
         ``"exact"``.
@@ -109,6 +117,7 @@ class MixedSettings:
     tolerance: float | None = 1e-6
     newton_iterations: int = 1
     max_iterations: int = 30
+    cutbacks: int = 2
     substeps: int = 1
     hessian: str = "projected"
     linear_solver: str = "auto"
@@ -128,6 +137,10 @@ class MixedSettings:
     def __post_init__(self):
         for n in ("newton_iterations", "max_iterations", "substeps"):
             check_number(n, getattr(self, n), integer=True)
+        if isinstance(self.cutbacks, bool) or not isinstance(self.cutbacks, (int, np.integer)) \
+                or not 0 <= self.cutbacks <= MAX_CUTBACKS:
+            raise ValueError(f"cutbacks must be an integer from 0 to {MAX_CUTBACKS}, got "
+                             f"{self.cutbacks!r}")
         if not isinstance(self.self_contact, (bool, np.bool_)):
             raise ValueError(f"self_contact must be true or false, got {self.self_contact!r}")
         for n in ("tolerance", "max_strain", "max_speed", "contact_thickness"):
@@ -207,6 +220,8 @@ class MixedSolver:
         self.contact_rebuilds = 0      # surface pair lists built
         self.contact_retries = 0       # steps taken again because a vertex left the margin
         self.unconverged_steps = 0     # steps kept with Newton above its tolerance (warned)
+        self.cutbacks_taken = 0        # steps taken again as two halves (unconverged)
+        self._spares = [m.state(self.elastic.n_angles) for _ in range(st.cutbacks)]
         self.last_info = None
 
     # ------------------------------------------------------------------ protocol
@@ -337,7 +352,7 @@ class MixedSolver:
         h = float(dt) / st.substeps
         try:
             for _ in range(st.substeps):
-                self._substep(state_out, h)
+                self._advance(state_out, h, st.cutbacks)
         except (LinearSolveError, ImplicitStepError) as exc:
             raise SimulationDiverged(state_in.step + 1, state_out.time, 0, -1,
                                      what=f"the implicit step failed: {exc}",
@@ -345,6 +360,24 @@ class MixedSolver:
         state_out.step = state_in.step + 1
         if st.check_finite:
             self.check_number(state_out)
+
+    def _advance(self, s: MixedState, h: float, cutbacks: int) -> None:
+        """One implicit step of ``h`` [s]; when it ends above its Newton tolerance and
+        ``cutbacks`` > 0, taken again from its start as two steps of ``h / 2`` (each with one
+        cutback fewer); else kept, and reported when unconverged."""
+        if cutbacks == 0 or self.settings.tolerance is None:
+            self._substep(s, h)
+            self._report_convergence(s, s.time)
+            return
+        start = self._spares[cutbacks - 1]
+        start.assign(s)
+        self._substep(s, h)
+        if self.last_info.converged is not False:
+            return
+        s.assign(start)
+        self.cutbacks_taken += 1
+        self._advance(s, 0.5 * h, cutbacks - 1)
+        self._advance(s, 0.5 * h, cutbacks - 1)
 
     def _substep(self, s: MixedState, h: float) -> None:
         m = self.model
@@ -374,7 +407,6 @@ class MixedSolver:
                                                   history=history)
         else:
             self._contact_step(s, h, q_fixed, history)
-        self._report_convergence(s, t_next)
         self._end_step(s)
         np.copyto(s.q_prev, self._q_n)
         np.copyto(s.v_prev, self._v_n)

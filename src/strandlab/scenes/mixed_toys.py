@@ -189,8 +189,8 @@ def mixed_toy_ball(*, joints: str = "elastic", stiffness: float | None = None,
     a collider.  With its connections it steps 1/60 s at a time with BDF2 (``integrator``,
     ``MixedSettings.integrator``), whose wobble keeps its swing where backward Euler at 5 ms
     steps damps it; without them (``"free"``) it topples onto the floor, an impact that
-    steps of 1/60 s do not resolve (6 of its first 18 steps kept unconverged), and it keeps
-    backward Euler at 5 ms.  Either factors its matrix at every Newton iteration
+    steps of 1/60 s do not resolve (6 of its first 18 steps unconverged without cutbacks),
+    and it keeps backward Euler at 5 ms.  Either factors its matrix at every Newton iteration
     (``linear_solver="direct"``: CHOLMOD through cvxopt where it loads; docs/mixed.md, "Toy
     ball").  ``frames`` (steps) default to 0.6 s."""
     if joints not in TOY_BALL_JOINTS:
