@@ -3,6 +3,7 @@ solver methods (docs/mixed.md, Performance)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -133,9 +134,14 @@ def test_an_unconverged_step_is_taken_again_as_two_half_steps():
     # one iteration never converges: 10 ms, 5 ms and 2.5 ms tried; the quarters kept, warned
     sol = MixedSolver(scene, dataclasses.replace(st, max_iterations=1))
     s = sol.state()
-    with pytest.warns(NotConvergedWarning, match=r"t = 0.0025 s\) kept unconverged"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         sol.step(s, s, 0.01)
     assert sol.cutbacks_taken == 3 and sol.unconverged_steps == 4
+    times = [re.search(r"\(t = ([0-9.]+) s\) kept unconverged", str(w.message)).group(1)
+             for w in caught if w.category is NotConvergedWarning]
+    assert times == ["0.0025", "0.005", "0.0075", "0.01"]
+    assert {w.filename for w in caught} == {__file__}     # the caller of step() is named
     assert s.time == pytest.approx(0.01) and s.h_prev == 0.0025
 
 

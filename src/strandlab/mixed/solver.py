@@ -367,7 +367,8 @@ class MixedSolver:
         cutback fewer); else kept, and reported when unconverged."""
         if cutbacks == 0 or self.settings.tolerance is None:
             self._substep(s, h)
-            self._report_convergence(s, s.time)
+            # the warning names the caller of step(): above it, one _advance per halving
+            self._report_convergence(s, s.time, 4 + self.settings.cutbacks - cutbacks)
             return
         start = self._spares[cutbacks - 1]
         start.assign(s)
@@ -413,7 +414,7 @@ class MixedSolver:
         s.h_prev = h
         s.time = t_next
 
-    def _report_convergence(self, s: MixedState, t: float) -> None:
+    def _report_convergence(self, s: MixedState, t: float, stacklevel: int) -> None:
         """Count and warn (:class:`~strandlab.implicit.NotConvergedWarning`) when the step
         just taken ended with its Newton residual above the tolerance (tolerance mode)."""
         info = self.last_info
@@ -425,7 +426,7 @@ class MixedSolver:
         warnings.warn(f"mixed solver: step {s.step + 1} (t = {t:.6g} s) kept unconverged: "
                       f"Newton residual {info.residual:.3g} N (from {info.residual_initial:.3g}) "
                       f"after {info.iterations} iterations, {why}", NotConvergedWarning,
-                      stacklevel=4)
+                      stacklevel=stacklevel)
 
     def _contact_step(self, s: MixedState, h: float, q_fixed, history) -> None:
         """The implicit step with the surface pairs kept as a Verlet list (docs/mixed.md,
