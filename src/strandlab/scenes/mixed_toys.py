@@ -24,7 +24,7 @@ __all__ = ["mixed_frisbee", "frisbee_measures", "FRISBEE_RIMS", "run_mixed", "mi
 FRISBEE_RIMS = ("none", "free", "coupled")
 TOY_BALL_JOINTS = ("elastic", "free")
 #: Newton tolerance of the frisbee, the wobbling toy ball and the sticky hand: a free residual
-#: of 1 % of the load (``MixedSettings.tolerance``).  Their vertices end within 3 um of a solve
+#: of 1 % of the load (``MixedSettings.tolerance``).  Their vertices stay within 3 um of a solve
 #: to 1e-9 (the frisbee's plain cloth within 40 um over its collapse), where halving their
 #: steps moves them 0.3-1 mm; a step takes 20-40 % fewer Newton iterations than at 1e-6
 #: (docs/mixed.md, "Newton tolerance of the toys").
