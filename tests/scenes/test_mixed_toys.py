@@ -111,8 +111,8 @@ def _positions(sim, settings, steps):
 
 @pytest.mark.parametrize("make, steps, bound", [
     (lambda: mixed_toy_ball(), 30, 2e-6),           # 0.5 s after the push: 0.26 um
-    (lambda: mixed_frisbee(rings=6), 24, 1e-5),     # the arcs turned and held: 0.1 um
-    (lambda: mixed_sticky_hand(), 21, 1e-5),        # 0.7 s of drooping: 1.6 um
+    (lambda: mixed_frisbee(rings=6), 24, 1e-5),     # the arcs turned and held: 2.4 um
+    (lambda: mixed_sticky_hand(), 21, 1e-5),        # 0.7 s of drooping: 0.2 um
 ], ids=["toy ball", "frisbee", "sticky hand"])
 def test_toy_newton_tolerance_is_far_below_the_step_error(make, steps, bound):
     # TOY_TOLERANCE (1 % of the load) against a solve to 1e-9: every vertex within a few um,

@@ -221,7 +221,9 @@ class MixedSolver:
         self.contact_retries = 0       # steps taken again because a vertex left the margin
         self.unconverged_steps = 0     # steps kept with Newton above its tolerance (warned)
         self.cutbacks_taken = 0        # steps taken again as two halves (unconverged)
-        self._spares = [m.state(self.elastic.n_angles) for _ in range(st.cutbacks)]
+        # a cut-back step's start: its halves start from it only after it is put back, so one
+        # state serves every depth
+        self._cut_start = m.state(self.elastic.n_angles)
         self.last_info = None
 
     # ------------------------------------------------------------------ protocol
@@ -370,12 +372,11 @@ class MixedSolver:
             # the warning names the caller of step(): above it, one _advance per halving
             self._report_convergence(s, s.time, 4 + self.settings.cutbacks - cutbacks)
             return
-        start = self._spares[cutbacks - 1]
-        start.assign(s)
+        self._cut_start.assign(s)
         self._substep(s, h)
         if self.last_info.converged is not False:
             return
-        s.assign(start)
+        s.assign(self._cut_start)
         self.cutbacks_taken += 1
         self._advance(s, 0.5 * h, cutbacks - 1)
         self._advance(s, 0.5 * h, cutbacks - 1)

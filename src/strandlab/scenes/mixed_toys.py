@@ -98,8 +98,7 @@ def mixed_frisbee(*, rim: str = "coupled", radius: float = 0.12, rings: int = 9,
     b.add_simplicial_mesh(mb.build())
     # the disk does not fold onto itself: no surface contact (the most costly part of a step);
     # the exact Hessian: with the projected one Newton converges only linearly once the arcs
-    # stop turning (docs/mixed.md, "Newton and the rods"); the cloth alone, flat and held at
-    # two arcs, collapses in its first frames: Newton takes up to 41 iterations there
+    # stop turning (docs/mixed.md, "Newton and the rods"); the cloth alone's cap: the docstring
     return Simulation(f"mixed_frisbee_{rim}", b.build(),
                       MixedSettings(damping=10.0, hessian="exact", self_contact=False,
                                     tolerance=TOY_TOLERANCE,
