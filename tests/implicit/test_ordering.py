@@ -64,5 +64,21 @@ def test_bad_ordering_is_named():
     asm = Assembly(terms, N, BLOCKS)
     with pytest.raises(ValueError, match="ordering must be one of"):
         SparseSolver(asm, ordering="amd")
-    with pytest.raises(ValueError, match="ordering 'metis' is SuperLU's; backend 'qdldl'"):
+    with pytest.raises(ValueError, match="ordering 'metis' is SuperLU's and cvxopt's; "
+                                         "backend 'qdldl'"):
         SparseSolver(asm, ordering="metis", backend="qdldl")
+
+
+def test_auto_orders_cvxopt_by_nested_dissection_from_the_threshold_on():
+    pytest.importorskip("cvxopt")
+    for n, ordering, want in ((METIS_MIN_DOFS - 1, "auto", False),
+                              (METIS_MIN_DOFS, "auto", True), (METIS_MIN_DOFS, "mmd", False),
+                              (50, "metis", True)):
+        sol = chain_solver(n, np.ones(n), backend="cvxopt", method="direct",
+                           ordering=ordering)
+        sol.factor(np.zeros(n, bool))
+        assert sol._supernodal.nested == want
+        assert sol._perm is None                        # SuperLU's order only
+        x = np.zeros(n)
+        sol.solve(np.ones(n), x)
+        np.testing.assert_allclose(x, 1.0, rtol=1e-10)

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from implicit_toys import chain_solver
 
 from strandlab.implicit.ldl import QDLDL_MAX_DOFS
+from strandlab.implicit.ordering import nested_dissection
 from strandlab.implicit.sparse import auto_backend
 from strandlab.implicit.supernodal import SupernodalFactor
 
@@ -135,12 +136,14 @@ def test_perm_is_the_order_cholmod_factored_in_not_amds():
     np.testing.assert_allclose(pivots, np.diag(dense), rtol=1e-12)
 
 
+@pytest.mark.parametrize("nested", [False, True])
 @pytest.mark.parametrize("first", [True, False])
-def test_a_failed_column_names_its_row_through_cholmods_order(first):
-    # the failed column is mapped through CHOLMOD's order, known or read after the failure
+def test_a_failed_column_names_its_row_through_cholmods_order(first, nested):
+    # the failed column is mapped through CHOLMOD's order, known or read after the failure,
+    # in AMD's order and in nested dissection's
     rng = np.random.default_rng(65)
     A = grid(30, rng)
-    f = SupernodalFactor()
+    f = SupernodalFactor(nested=nested)
     if not first:
         assert f.factor(A)[0]
     for r in (777, 5, 899):
@@ -196,3 +199,40 @@ def test_pivots_are_measured_against_their_own_rows_scale():
         high[r] *= 1e3
         ok, why, row = f.factor(A, high, 0.05)
         assert not ok and why.startswith("pivot") and row == r
+
+
+def test_nested_dissection_orders_each_new_pattern_once(monkeypatch):
+    pytest.importorskip("pymetis")
+    import strandlab.implicit.supernodal as supernodal
+
+    calls = []
+
+    def spy(indptr, indices):
+        calls.append(indptr.size - 1)
+        return nested_dissection(indptr, indices)
+
+    monkeypatch.setattr(supernodal, "nested_dissection", spy)
+    def fill(factor):
+        return len(cvxopt.cholmod.getfactor(factor._symbolic[factor._good]))
+
+    # a 60 x 60 grid: nested dissection fills less than AMD (a 30 x 30 one: CHOLMOD keeps
+    # AMD's order, which fills less there)
+    rng = np.random.default_rng(68)
+    A = grid(60, rng)
+    b = rng.normal(size=A.shape[0])
+    amd = SupernodalFactor()
+    assert amd.factor(A)[0] and calls == []
+    f = SupernodalFactor(nested=True)
+    assert f.factor(A)[0] and calls == [3600]
+    np.testing.assert_allclose(A @ f.solve(b), b, atol=1e-10 * np.abs(b).max())
+    assert not np.array_equal(f.perm, amd.perm)          # another order than AMD's
+    assert fill(f) < 0.9 * fill(amd)
+    A2 = A.copy()
+    A2.data *= 2.0
+    assert f.factor(A2)[0] and calls == [3600]           # same pattern: numeric only
+    np.testing.assert_allclose(A2 @ f.solve(b), b, atol=1e-10 * np.abs(b).max())
+    f.nested = False                                     # AMD again, analysed afresh
+    assert f.factor(A)[0] and calls == [3600]
+    np.testing.assert_array_equal(f.perm, amd.perm)
+    f.nested = True
+    assert f.factor(A)[0] and calls == [3600, 3600]

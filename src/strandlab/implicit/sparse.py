@@ -35,8 +35,9 @@ factors at every iteration takes ``"cvxopt"`` at every size):
   set); tested with pypardiso 0.4.7 and MKL 2026.2 (docs/implicit.md: the timings, and why
   not phases 11 and 22 apart);
 - ``"cvxopt"``: CHOLMOD's supernodal Cholesky as cvxopt's wheels bundle it (:mod:`.supernodal`,
-  the extra ``cvxopt``), ordered by AMD and analysed once per reduced pattern, refactored
-  numerically; its pivots (``L``'s diagonal squared) are checked against ``pivot_tol``;
+  the extra ``cvxopt``), ordered (by AMD, or by nested dissection: :data:`ORDERINGS`) and
+  analysed once per reduced pattern, refactored numerically; its pivots (``L``'s diagonal
+  squared) are checked against ``pivot_tol``;
 - ``"qdldl"``: QDLDL's ``L D L^T`` (:mod:`.ldl`, the extra ``qdldl``), ordered and analysed
   once per reduced pattern, refactored numerically; ``D`` is the inertia;
 - ``"superlu"``: SciPy's SuperLU (``splu``) with a symmetric fill-reducing ordering and
@@ -119,11 +120,12 @@ BACKENDS = ("cholmod", "pardiso", "cvxopt", "qdldl", "superlu")
 CHOLMOD through scikit-sparse and PARDISO, by the free DOFs: :func:`auto_backend`)."""
 
 ORDERINGS = ("auto", "metis", "mmd")
-"""Fill-reducing orderings of the SuperLU backend: METIS' nested dissection (``"metis"``,
-the extra ``metis``: :mod:`.ordering`; it makes ``backend="auto"`` SuperLU), SuperLU's
-minimum degree (``"mmd"``) or (``"auto"``) nested dissection from
-:data:`~.ordering.METIS_MIN_DOFS` free DOFs on when ``pymetis`` imports, else minimum degree.
-CHOLMOD, PARDISO and QDLDL order by themselves."""
+"""Fill-reducing orderings of the SuperLU backend and of CHOLMOD through cvxopt: METIS' nested
+dissection (``"metis"``, the extra ``metis``: :mod:`.ordering`; it makes ``backend="auto"``
+SuperLU), the backend's minimum degree (``"mmd"``: SuperLU's multiple minimum degree, cvxopt's
+AMD) or (``"auto"``) nested dissection from :data:`~.ordering.METIS_MIN_DOFS` free DOFs on when
+``pymetis`` imports, else minimum degree.  CHOLMOD through scikit-sparse, PARDISO and QDLDL
+order by themselves."""
 
 PARDISO_NOT_POSITIVE = -4
 """PARDISO's error code for a zero or negative pivot (``mtype = 2``: not positive definite)."""
@@ -213,7 +215,7 @@ class SparseSolver(LinearSolver):
     by the backend, module docstring); ``pcg_rtol`` (relative residual of the iterative
     solves, in (0, 1), default 1e-4); ``pcg_max_iterations`` (default for ``"reuse"``: 20, or
     40 from :data:`PCG_LARGE` free DOFs on, where a factorisation costs more iterations; 5000
-    for ``"jacobi"``); ``ordering`` (:data:`ORDERINGS`, default ``"auto"``; SuperLU only).
+    for ``"jacobi"``); ``ordering`` (:data:`ORDERINGS`, default ``"auto"``; SuperLU and cvxopt).
     """
 
     kind = "sparse"
@@ -229,10 +231,11 @@ class SparseSolver(LinearSolver):
             raise ValueError("ordering 'metis' requested but pymetis cannot be imported "
                              "(pip install 'strandlab[metis]')")
         if ordering == "metis":
-            if backend not in ("auto", "superlu") or use_cholmod:
-                raise ValueError(f"ordering 'metis' is SuperLU's; backend {backend!r} orders "
-                                 f"by itself")
-            backend = "superlu"
+            if backend not in ("auto", "superlu", "cvxopt") or use_cholmod:
+                raise ValueError(f"ordering 'metis' is SuperLU's and cvxopt's; backend "
+                                 f"{backend!r} orders by itself")
+            if backend == "auto":
+                backend = "superlu"
         self.ordering = ordering
         self._perm = None
         a = assembly
@@ -269,6 +272,7 @@ class SparseSolver(LinearSolver):
         self.use_cholmod = self.backend == "cholmod"
         self._qdldl = None
         self._supernodal = None
+        self._nested = False      # cvxopt's CHOLMOD in nested dissection order (_reduce)
         self._pardiso = None
         self._pardiso_pattern = None
         self._hess_scale = 1.0
@@ -402,9 +406,11 @@ class SparseSolver(LinearSolver):
         if self._by_size:
             self.backend = auto_backend(nf, self._method_given)
         self._perm = None
-        if self.backend == "superlu" and nf > 1 and (self.ordering == "metis" or (
-                self.ordering == "auto" and nf >= METIS_MIN_DOFS and metis_available())):
+        nested = nf > 1 and (self.ordering == "metis" or (
+            self.ordering == "auto" and nf >= METIS_MIN_DOFS and metis_available()))
+        if self.backend == "superlu" and nested:
             self._perm = nested_dissection(self._red_indptr, self._red_indices)
+        self._nested = nested
         if self._method_given == "auto":
             self.method = self._auto_method()
         if self._pcg_max_given is None and self.method == "reuse":
@@ -601,6 +607,7 @@ class SparseSolver(LinearSolver):
     def _try_supernodal(self, A, scale) -> tuple[bool, str]:
         if self._supernodal is None:
             self._supernodal = SupernodalFactor()
+        self._supernodal.nested = self._nested
         ok, why, row = self._supernodal.factor(A, scale, self.pivot_tol)
         if not ok:
             return False, why if row < 0 else f"{why} at DOF {int(self._free[row])}"

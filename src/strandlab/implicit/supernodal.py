@@ -3,9 +3,12 @@ solver.
 
 cvxopt's wheels bundle SuiteSparse's CHOLMOD with an optimised BLAS (OpenBLAS), so the supernodal
 factorisation runs dense BLAS kernels on the factor's column blocks.  The reduced pattern is
-ordered once by approximate minimum degree (``cvxopt.amd.order``) and analysed once
-(``cvxopt.cholmod.symbolic``, supernodal); each new matrix of that pattern is a numeric
-factorisation (``cvxopt.cholmod.numeric``) of the values copied into the kept ``spmatrix``
+ordered once, by approximate minimum degree (``cvxopt.amd.order``) or by METIS' nested
+dissection (``nested=True``: :func:`~.ordering.nested_dissection`, the extra ``metis``; cvxopt's
+CHOLMOD is built without METIS, so the order is given to it, and CHOLMOD keeps whichever of it
+and its own AMD order fills less), and analysed once (``cvxopt.cholmod.symbolic``, supernodal);
+each new matrix of that pattern is a numeric factorisation (``cvxopt.cholmod.numeric``) of the
+values copied into the kept ``spmatrix``
 (a matrix whose index arrays are the very arrays analysed last is not compared with them: the
 caller must not change them in place; the sparse solver makes new ones with a new pattern).  A
 matrix that is not positive definite raises CHOLMOD's error at the first failed column; a factor
@@ -21,11 +24,15 @@ failed column ``k`` and the pivot ``L[k, k]^2`` belong to row ``P[k]`` of ``A``.
 On the mixed model's matrices (one thread, CPU, best of 7; docs/implicit.md) it factors the
 umbrella's 9714 DOFs in 39 ms against SuperLU's 178-255 ms and QDLDL's 242, the frisbee's 813
 in 0.75 ms against QDLDL's 2.6, the toy ball's 747 in 0.38 ms against 0.95; a solve costs
-3.3 ms, 0.09 ms and 0.044 ms.
+3.3 ms, 0.09 ms and 0.044 ms.  In nested dissection order the umbrella's matrix factors in
+28.8 ms against 43.0 in AMD's (solves 3.9 against 4.2 ms), the frisbee's in 0.89 against 0.94
+(docs/implicit.md, "Orderings").
 """
 from __future__ import annotations
 
 import numpy as np
+
+from .ordering import nested_dissection
 
 __all__ = ["cvxopt_available", "SupernodalFactor"]
 
@@ -47,7 +54,8 @@ class SupernodalFactor:
     solves with the last factor that succeeded (a failed factorisation leaves the one before
     usable: it factors into a second symbolic object).  ``perm``: the order CHOLMOD factored
     in, ``perm[k]`` the row of ``A`` eliminated ``k``-th (None until a pattern's first
-    factorisation).
+    factorisation).  ``nested``: order each new pattern by nested dissection instead of AMD
+    (needs ``pymetis``); changing it makes the next :meth:`factor` analyse afresh.
 
     >>> import scipy.sparse as sp
     >>> f = SupernodalFactor()
@@ -57,7 +65,8 @@ class SupernodalFactor:
     [1.0, 1.0]
     """
 
-    def __init__(self):
+    def __init__(self, *, nested: bool = False):
+        self._nested = bool(nested)
         self._pattern = None      # (indptr, indices, positions of the lower triangle)
         self._source = (None, None)   # the index arrays of the matrix last analysed
         self._spm = None          # the kept cvxopt spmatrix (lower triangle)
@@ -67,11 +76,30 @@ class SupernodalFactor:
         self._rhs = None          # a cvxopt matrix and its NumPy view: right-hand side
         self.perm = None
 
+    @property
+    def nested(self) -> bool:
+        return self._nested
+
+    @nested.setter
+    def nested(self, value: bool) -> None:
+        if bool(value) != self._nested:
+            self._nested = bool(value)
+            self._pattern = None              # the next factor() orders and analyses afresh
+            self._source = (None, None)
+
+    def _order(self, A):
+        """The fill-reducing order of ``A``'s pattern as a cvxopt integer matrix."""
+        import cvxopt
+        import cvxopt.amd
+
+        if self._nested:
+            return cvxopt.matrix(nested_dissection(A.indptr, A.indices).tolist(), tc="i")
+        return cvxopt.amd.order(self._spm, uplo="L")
+
     def _prepare(self, A) -> None:
         """The lower triangle's positions, the spmatrix, the order and the analysis for
         ``A``'s pattern (only when it changed)."""
         import cvxopt
-        import cvxopt.amd
         import cvxopt.cholmod
 
         pat = self._pattern
@@ -88,7 +116,7 @@ class SupernodalFactor:
         self._values = cvxopt.matrix(np.ascontiguousarray(A.data[keep], dtype=np.float64))
         self._spm = cvxopt.spmatrix(self._values, cvxopt.matrix(rows),
                                     cvxopt.matrix(col[keep]), (n, n))
-        p = cvxopt.amd.order(self._spm, uplo="L")
+        p = self._order(A)
         opts = cvxopt.cholmod.options
         saved = dict(opts)
         opts["supernodal"] = 2               # always supernodal (BLAS on column blocks)
