@@ -54,7 +54,7 @@ def scratch(n_stencils: int, n: int, d: int):
             np.zeros((n_stencils, 3, 3)))
 
 
-@njit(**_OPTS)
+@njit(**_OPTS, inline="always")
 def _deformation(s, q_in, dofs, beta, F_w, n, d):
     """``F = sum_i x_i beta_i^T`` of stencil ``s`` into ``F_w[s]`` (``n`` vertices, ``d``
     reference dimensions)."""
@@ -66,7 +66,7 @@ def _deformation(s, q_in, dofs, beta, F_w, n, d):
             F_w[s, c, a] = acc
 
 
-@njit(**_OPTS)
+@njit(**_OPTS, inline="always")
 def _stress(s, mu, lam, F_w, S_w, d):
     """Green strain of ``F_w[s]``, turned into ``S = 2 mu E + lam tr(E) I`` in ``S_w[s]``;
     returns ``(tr(E^2), tr(E))``."""
@@ -97,7 +97,7 @@ def _fbeta(s, i, beta, M_w, c, d):
     return acc
 
 
-@njit(**_OPTS)
+@njit(**_OPTS, inline="always")
 def _force(s, vol, beta, F_w, S_w, P_w, g_out, n, d):
     """``P = F S`` into ``P_w[s]``; ``g_out[s]`` = ``V P beta_i`` for every vertex."""
     for c in range(3):
@@ -122,7 +122,7 @@ def _pair(s, i, j, beta, S_w, d):
     return bsb, bb
 
 
-@njit(**_OPTS)
+@njit(**_OPTS, inline="always")
 def _hessian_prep(s, beta, F_w, f_w, G_w, n, d):
     """``f_i = F beta_i`` into ``f_w[s, i]`` and ``F F^T`` into ``G_w[s]``."""
     for i in range(n):
@@ -137,7 +137,7 @@ def _hessian_prep(s, beta, F_w, f_w, G_w, n, d):
             G_w[s, m, k] = acc
 
 
-@njit(**_OPTS)
+@njit(**_OPTS, inline="always")
 def _hessian(s, vol, mu, lam, beta, S_w, f_w, G_w, H_out, n, d):
     """``H_out[s]`` = the exact Hessian (module docstring), block ``(j, i)`` the transpose of
     block ``(i, j)``."""
@@ -156,7 +156,11 @@ def _hessian(s, vol, mu, lam, beta, S_w, f_w, G_w, H_out, n, d):
 @njit(**_OPTS, inline="always")
 def _body(s, q_in, dofs, beta, vol, mu, lam, work, e_out, g_out, H_out, want_hess, n, d):
     """:func:`stvk_stencil` for simplices of ``n`` vertices in ``d`` dimensions (inlined with
-    the two literal pairs, so that the compiler unrolls the loops over vertices and axes)."""
+    the two literal pairs, so that the compiler unrolls the loops over vertices and axes; its
+    helpers are inlined too (Numba's ``inline="always"``), so that the literals reach their
+    loops: with Hessians 0.163 against 0.198 ms for the toy ball's 330 tetrahedra and 0.030
+    against 0.042 ms for its 96 membrane triangles, best of 50 calls, one thread; 1.6 s more to
+    compile each of the two kernels)."""
     F_w, S_w, P_w, f_w, G_w = work
     _deformation(s, q_in, dofs, beta, F_w, n, d)
     ee, tr = _stress(s, mu[s], lam[s], F_w, S_w, d)
