@@ -23,11 +23,12 @@ work crosses :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` after the fir
 an empty cache, cost seconds per frame).
 Target (issue 9): 10 times faster per frame than the paper.
 
-Every case runs in its own process, for each thread count (``NUMBA_NUM_THREADS``) and each
-source tree: ``--baseline PATH`` times the same cases with the ``strandlab`` package found in
-``PATH`` (e.g. ``/path/to/main/src``) side by side, in the same run.  ``--rounds R`` repeats
-every process R times, alternating, and prints the medians (the machine's load varies), or
-with ``--stat min`` the fastest round's times (the least disturbed).
+Every case runs in its own process, for each thread count (``NUMBA_NUM_THREADS``, and
+``OPENBLAS_NUM_THREADS`` for the BLAS under CHOLMOD unless it is set) and each source tree:
+``--baseline PATH`` times the same cases with the ``strandlab`` package found in ``PATH``
+(e.g. ``/path/to/main/src``) side by side, in the same run.  ``--rounds R`` repeats every
+process R times, alternating, and prints the medians (the machine's load varies), or with
+``--stat min`` the fastest round's times (the least disturbed).
 ``--busy`` burns one core in another process during the measurement (threads must never make
 a step slower than one thread; the last column, ``thr/1``, is the wall time over that of the
 first thread count listed).
@@ -147,6 +148,7 @@ def _worker(args) -> None:
 
 def _run(case: Case, frames: int, threads: int, src: str | None) -> dict:
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
+    env.setdefault("OPENBLAS_NUM_THREADS", str(threads))
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", case.name,

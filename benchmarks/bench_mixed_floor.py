@@ -7,8 +7,8 @@ iteration, then, at the state reached, the best of ``--repeat`` calls of what ev
 does at least once: every term evaluated with its Hessian (the rods' frames prepared first),
 every term evaluated without (a line search trial), the Hessians scattered into the sparse
 matrix, one numeric factorisation of the reduced matrix by QDLDL and by CHOLMOD (through
-cvxopt), and one solve with each.  The budget is the paper's time a frame over 10, divided by
-the iterations a frame.  Run with one thread (``NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``,
+cvxopt, in the order the sparse solver takes for it), and one solve with each.  The budget is
+the paper's time a frame over 10, divided by the iterations a frame.  Run with one thread (``NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``,
 set here before the imports when not given).
 
     python benchmarks/bench_mixed_floor.py [--cases frisbee,"toy ball"] [--frames 8]
@@ -40,6 +40,7 @@ def _best_ms(f, repeat: int) -> float:
 def floor(case, frames: int, repeat: int) -> dict:
     """The figures of one case (module docstring) as a dict."""
     from strandlab.implicit.ldl import QdldlFactor
+    from strandlab.implicit.ordering import METIS_MIN_DOFS, metis_available
     from strandlab.implicit.supernodal import SupernodalFactor
 
     sim, sol, s, steps = start_case(case)
@@ -67,7 +68,11 @@ def floor(case, frames: int, repeat: int) -> dict:
     A.sort_indices()
     scale, b = np.abs(diag), np.ones(A.shape[0])
     out["dofs"] = A.shape[0]
-    for label, f in (("qdldl", QdldlFactor()), ("cholmod", SupernodalFactor())):
+    # CHOLMOD in the order the solver's cvxopt backend takes (nested dissection from
+    # METIS_MIN_DOFS free DOFs on when pymetis imports, else AMD)
+    nested = solver.ordering == "metis" or (
+        solver.ordering == "auto" and A.shape[0] >= METIS_MIN_DOFS and metis_available())
+    for label, f in (("qdldl", QdldlFactor()), ("cholmod", SupernodalFactor(nested=nested))):
         out[label] = _best_ms(lambda f=f: f.factor(A, scale, 0.0), repeat)
         out[label + "_solve"] = _best_ms(lambda f=f: f.solve(b), 3 * repeat)
     return out
