@@ -8,8 +8,8 @@ does at least once: every term evaluated with its Hessian (the rods' frames prep
 every term evaluated without (a line search trial), the Hessians scattered into the sparse
 matrix, one numeric factorisation of the reduced matrix by QDLDL and by CHOLMOD (through
 cvxopt, in the order the sparse solver takes for it), and one solve with each.  The budget is
-the paper's time a frame over 10, divided by the iterations a frame.  Run with one thread (``NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``,
-set here before the imports when not given).
+the paper's time a frame over 10, divided by the iterations a frame.  Run with one thread
+(``NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``, set here before the imports when not given).
 
     python benchmarks/bench_mixed_floor.py [--cases frisbee,"toy ball"] [--frames 8]
                                            [--repeat 15]

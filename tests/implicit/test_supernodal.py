@@ -212,6 +212,7 @@ def test_nested_dissection_orders_each_new_pattern_once(monkeypatch):
         return nested_dissection(indptr, indices)
 
     monkeypatch.setattr(supernodal, "nested_dissection", spy)
+
     def fill(factor):
         return len(cvxopt.cholmod.getfactor(factor._symbolic[factor._good]))
 

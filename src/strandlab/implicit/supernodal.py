@@ -25,8 +25,9 @@ On the mixed model's matrices (one thread, CPU, best of 7; docs/implicit.md) it 
 umbrella's 9714 DOFs in 39 ms against SuperLU's 178-255 ms and QDLDL's 242, the frisbee's 813
 in 0.75 ms against QDLDL's 2.6, the toy ball's 747 in 0.38 ms against 0.95; a solve costs
 3.3 ms, 0.09 ms and 0.044 ms.  In nested dissection order the umbrella's matrix factors in
-28.8 ms against 43.0 in AMD's (solves 3.9 against 4.2 ms), the frisbee's in 0.89 against 0.94
-(docs/implicit.md, "Orderings").
+28.8 ms against 43.0 in AMD's (solves 3.9 against 4.2 ms); the frisbee's, below
+:data:`~.ordering.METIS_MIN_DOFS` and ordered by AMD, in 0.94 against 0.89 (docs/implicit.md,
+"Ordering").
 """
 from __future__ import annotations
 
