@@ -40,7 +40,6 @@ def _best_ms(f, repeat: int) -> float:
 def floor(case, frames: int, repeat: int) -> dict:
     """The figures of one case (module docstring) as a dict."""
     from strandlab.implicit.ldl import QdldlFactor
-    from strandlab.implicit.ordering import METIS_MIN_DOFS, metis_available
     from strandlab.implicit.supernodal import SupernodalFactor
 
     sim, sol, s, steps = start_case(case)
@@ -68,10 +67,8 @@ def floor(case, frames: int, repeat: int) -> dict:
     A.sort_indices()
     scale, b = np.abs(diag), np.ones(A.shape[0])
     out["dofs"] = A.shape[0]
-    # CHOLMOD in the order the solver's cvxopt backend takes (nested dissection from
-    # METIS_MIN_DOFS free DOFs on when pymetis imports, else AMD)
-    nested = solver.ordering == "metis" or (
-        solver.ordering == "auto" and A.shape[0] >= METIS_MIN_DOFS and metis_available())
+    # CHOLMOD in the order the solver chose for its cvxopt backend at its reduction
+    nested = solver._nested
     for label, f in (("qdldl", QdldlFactor()), ("cholmod", SupernodalFactor(nested=nested))):
         out[label] = _best_ms(lambda f=f: f.factor(A, scale, 0.0), repeat)
         out[label + "_solve"] = _best_ms(lambda f=f: f.solve(b), 3 * repeat)
