@@ -98,10 +98,12 @@ def mixed_frisbee(*, rim: str = "coupled", radius: float = 0.12, rings: int = 9,
     b.add_simplicial_mesh(mb.build())
     # the disk does not fold onto itself: no surface contact (the most costly part of a step);
     # the exact Hessian: with the projected one Newton converges only linearly once the arcs
-    # stop turning (docs/mixed.md, "Newton and the rods"); the cloth alone's cap: the docstring
+    # stop turning (docs/mixed.md, "Newton and the rods"); the cloth alone's cap: the docstring;
+    # a CHOLMOD factorisation every Newton iteration ("direct"): 8.2-9.6 against 10.1-12.4 ms a
+    # frame with "reuse" (QDLDL and conjugate gradients), docs/mixed.md "Performance"
     return Simulation(f"mixed_frisbee_{rim}", b.build(),
                       MixedSettings(damping=10.0, hessian="exact", self_contact=False,
-                                    tolerance=TOY_TOLERANCE,
+                                    tolerance=TOY_TOLERANCE, linear_solver="direct",
                                     max_iterations=60 if rim == "none" else 30), dt,
                       frames, description="Fig. 13: nylon frisbee held at two arcs of its rim, "
                       + {"none": "no rod", "free": "rod turned in a sleeve (uncoupled)",
