@@ -28,7 +28,8 @@ def _frisbees(**kw):
     for rim in FRISBEE_RIMS:
         sim = mixed_frisbee(rim=rim, **kw)
         sol, s = run_mixed(sim)
-        assert sol.unconverged_steps == 0, rim        # every step within Newton's tolerance
+        # every step within Newton's tolerance and its cap, at its full length
+        assert sol.unconverged_steps == 0 and sol.cutbacks_taken == 0, rim
         out[rim] = frisbee_measures(sim, sol.model.positions(s.q))
     return out
 
