@@ -24,7 +24,8 @@ an empty cache, cost seconds per frame).
 Target (issue 9): 10 times faster per frame than the paper.
 
 Every case runs in its own process, for each thread count (``NUMBA_NUM_THREADS``, and
-``OPENBLAS_NUM_THREADS`` for the BLAS under CHOLMOD unless it is set) and each source tree:
+``OPENBLAS_NUM_THREADS`` for NumPy's and SciPy's BLAS unless it is set; the OpenBLAS that
+cvxopt bundles under CHOLMOD is a single-threaded build) and each source tree:
 ``--baseline PATH`` times the same cases with the ``strandlab`` package found in ``PATH``
 (e.g. ``/path/to/main/src``) side by side, in the same run.  ``--rounds R`` repeats every
 process R times, alternating, and prints the medians (the machine's load varies), or with

@@ -1,20 +1,20 @@
 """CHOLMOD's supernodal Cholesky through cvxopt (the optional extra ``cvxopt``) for the sparse
 solver.
 
-cvxopt's wheels bundle SuiteSparse's CHOLMOD with an optimised BLAS (OpenBLAS), so the supernodal
-factorisation runs dense BLAS kernels on the factor's column blocks.  The reduced pattern is
-ordered once, by approximate minimum degree (``cvxopt.amd.order``) or by METIS' nested
-dissection (``nested=True``: :func:`~.ordering.nested_dissection`, the extra ``metis``; cvxopt's
-CHOLMOD is built without METIS, so the order is given to it, and CHOLMOD keeps whichever of it
-and its own AMD order fills less), and analysed once (``cvxopt.cholmod.symbolic``, supernodal);
-each new matrix of that pattern is a numeric factorisation (``cvxopt.cholmod.numeric``) of the
-values copied into the kept ``spmatrix``
-(a matrix whose index arrays are the very arrays analysed last is not compared with them: the
-caller must not change them in place; the sparse solver makes new ones with a new pattern).  A
+cvxopt's wheels bundle SuiteSparse's CHOLMOD with an optimised BLAS (OpenBLAS, a single-threaded
+build), so the supernodal factorisation runs dense BLAS kernels on the factor's column blocks.
+The reduced pattern is ordered once, by approximate minimum degree (``cvxopt.amd.order``) or by
+METIS' nested dissection (``nested=True``: :func:`~.ordering.nested_dissection`, the extra
+``metis``; cvxopt's CHOLMOD is built without METIS, so the order is given to it, and CHOLMOD
+keeps whichever of it and its own AMD order fills less), and analysed once
+(``cvxopt.cholmod.symbolic``, supernodal); each new matrix of that pattern is a numeric
+factorisation (``cvxopt.cholmod.numeric``) of the values copied into the kept ``spmatrix`` (a
+matrix whose index arrays are the very arrays analysed last is not compared with them: the
+caller must not change them in place; the sparse solver makes new ones with a new pattern). A
 matrix that is not positive definite raises CHOLMOD's error at the first failed column; a factor
 that succeeds has its pivots (the squares of ``L``'s diagonal, ``cvxopt.cholmod.diag``) compared
-with ``pivot_tol`` times their rows' scale, as QDLDL's and SuperLU's are, so that a pivot positive
-only by rounding fails too.
+with ``pivot_tol`` times their rows' scale, as QDLDL's and SuperLU's are, so that a pivot
+positive only by rounding fails too.
 
 CHOLMOD post-orders the elimination tree of the given order, so the order it factors in (``P``
 of ``P A P^T = L L^T``) is not AMD's: it is read once per analysis from the first numeric
