@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 
 from strandlab.collision.mesh_contact import (
+    CLOSE_FRACTION,
     EDGE_EDGE_PAIR,
+    MAX_STIFFENING,
     POINT_TRIANGLE,
+    STIFFEN_FACTOR,
     MeshContactTerm,
     surface_edges,
 )
@@ -97,14 +100,68 @@ def _check_finite_differences(term, q, step=1e-7):
     np.testing.assert_allclose(np.cross(q.reshape(-1, 3), f).sum(0), 0.0, atol=1e-12 * scale)
 
 
+def _series_stiffness(term):
+    """Each pair's stiffness by hand: the point (or first edge) side's stiffest vertex and the
+    triangle (or second edge) side's, in series, times the pair's largest stiffening."""
+    out = []
+    for verts, kind in zip(term.pair_vertices, term.pair_kind):
+        k = term.stiffness[verts]
+        split = 1 if kind == POINT_TRIANGLE else 2
+        ka, kb = max(k[:split]), max(k[split:])
+        out.append(1.0 / (1.0 / ka + 1.0 / kb) * max(term.stiffening[verts]))
+    return np.array(out)
+
+
+def _distances(term, q):
+    """Each listed pair's distance from the distance functions."""
+    x = q.reshape(-1, 3)
+    d2 = [point_triangle_distance(*x[v])[0] if kind == POINT_TRIANGLE
+          else edge_edge_distance(*x[v])[0]
+          for v, kind in zip(term.pair_vertices, term.pair_kind)]
+    return np.sqrt(d2)
+
+
+def test_pairs_closer_than_half_dhat_stiffen_their_vertices():
+    term, q = _close_patches()
+    close = _distances(term, q) < CLOSE_FRACTION * term.dhat
+    assert 3 <= close.sum() < term.n_stencils - 5
+    stiff = np.zeros(term.stiffening.size, dtype=bool)
+    stiff[term.pair_vertices[close].ravel()] = True
+    for rounds in range(1, 13):
+        assert term.stiffen(q) == close.sum()
+        want = min(STIFFEN_FACTOR ** rounds, MAX_STIFFENING)
+        np.testing.assert_array_equal(term.stiffening, np.where(stiff, want, 1.0))
+        np.testing.assert_allclose(term.pair_stiffness, _series_stiffness(term), rtol=1e-14)
+    assert term.stiffening.max() == MAX_STIFFENING
+    # a pair list rebuilt keeps the factors; a checkpoint carries them to a new term
+    term.update(q, max_displacement=0.01)
+    np.testing.assert_allclose(term.pair_stiffness, _series_stiffness(term), rtol=1e-14)
+    state = term.list_state()
+    fresh, _ = _close_patches()
+    fresh.restore_list(state)
+    np.testing.assert_array_equal(fresh.stiffening, term.stiffening)
+    np.testing.assert_array_equal(fresh.pair_stiffness, term.pair_stiffness)
+    for bad in (np.zeros(3), np.full(term.stiffening.size, 0.5),
+                np.full(term.stiffening.size, np.inf)):
+        with pytest.raises(ValueError, match="stiffening must be"):
+            fresh.restore_list({**state, "stiffening": bad})
+    # restored onto the same pairs, the pairs take the restored factors
+    term.restore_list({**state, "stiffening": np.ones(term.stiffening.size)})
+    np.testing.assert_allclose(term.pair_stiffness, _series_stiffness(term), rtol=1e-14)
+    assert term.pair_stiffness.max() < 300.0
+    # lifted apart, no pair is close
+    q2 = q.copy()
+    q2[2::3][9:] += 0.5
+    assert term.stiffen(q2) == 0
+
+
 def test_energy_gradient_and_hessian_match_finite_differences():
     term, q = _close_patches()
     _evaluate(term, q)
     kinds = set(term.pair_kind.tolist())
     assert term.n_active >= 10 and kinds == {POINT_TRIANGLE, EDGE_EDGE_PAIR}
-    # a pair is as stiff as its stiffest vertex
-    np.testing.assert_array_equal(term.pair_stiffness,
-                                  term.stiffness[term.pair_vertices].max(axis=1))
+    # the two sides' stiffest vertices as springs in series (no stiffening yet)
+    np.testing.assert_allclose(term.pair_stiffness, _series_stiffness(term), rtol=1e-14)
     assert len(set(term.pair_stiffness.tolist())) > 5
     _check_finite_differences(term, q)
 
@@ -122,7 +179,8 @@ def test_nearly_parallel_edges_are_mollified_smoothly(angle):
     term.update(q)
     E, _, _, _ = _evaluate(term, q)
     r = np.sin(angle) ** 2 / 1e-3
-    assert E == pytest.approx((2 - r) * r * 0.5 * k * (dhat - 0.004) ** 2, rel=1e-9)
+    kp = k / 2.0                  # the pair: two sides of stiffness k in series
+    assert E == pytest.approx((2 - r) * r * 0.5 * kp * (dhat - 0.004) ** 2, rel=1e-9)
     _check_finite_differences(term, q, step=1e-8)
 
 
@@ -157,10 +215,11 @@ def test_penalty_starts_continuously_at_dhat():
         term.evaluate(q, e, g, h)
         assert term.n_active == active
         gap = max(dhat - z, 0.0)
-        assert e[0] == pytest.approx(0.5 * k * gap ** 2, rel=1e-9, abs=1e-30)
-        # the point is pushed up by k (dhat - d), the triangle down
-        assert g[0, 2] == pytest.approx(-k * gap, rel=1e-9, abs=1e-30)
-        assert g[0, 5::3].sum() == pytest.approx(k * gap, rel=1e-9, abs=1e-30)
+        kp = k / 2.0              # the point and the triangle, each of stiffness k, in series
+        assert e[0] == pytest.approx(0.5 * kp * gap ** 2, rel=1e-9, abs=1e-30)
+        # the point is pushed up by kp (dhat - d), the triangle down
+        assert g[0, 2] == pytest.approx(-kp * gap, rel=1e-9, abs=1e-30)
+        assert g[0, 5::3].sum() == pytest.approx(kp * gap, rel=1e-9, abs=1e-30)
 
 
 def _brute_force(P, T, edges, reach):

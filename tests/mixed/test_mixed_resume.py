@@ -1,10 +1,12 @@
 """A mixed run resumed from save_state repeats the uninterrupted run bit for bit, also when the
 solver carries a surface pair list and a kept factorisation between steps (the cloth of the
-tunnel scene collapsing onto the floor and itself)."""
+tunnel scene collapsing onto the floor and itself) or stiffened contacts (a heavy block on a
+soft cloth)."""
 import numpy as np
 import pytest
+from test_mixed_contact import _block_over_cloth
 
-from strandlab.mixed import MixedSolver
+from strandlab.mixed import MixedSettings, MixedSolver
 from strandlab.scenes.mixed_objects import mixed_tunnel
 
 
@@ -38,6 +40,21 @@ def test_resume_repeats_the_run_with_the_contact_list_and_the_kept_factorisation
     assert np.array_equal(res.q, full.q) and np.array_equal(res.v, full.v)
     assert np.array_equal(mb.pair_vertices, ma.pair_vertices) and mb.margin == ma.margin
     assert lb.factorizations < la.factorizations     # b started from the kept factorisation
+
+
+@pytest.mark.filterwarnings("ignore::strandlab.implicit.NotConvergedWarning")
+def test_resume_keeps_the_stiffened_contacts():
+    scene, _, _ = _block_over_cloth()
+    settings = MixedSettings(damping=2.0, linear_solver="direct")
+    a = MixedSolver(scene, settings)
+    s = _run(a, a.state(), 16, 0.005)
+    saved = a.save_state(s)
+    assert saved["cache_contact_stiffening"].max() >= 4.0     # the block has landed
+    full = _run(a, s, 4, 0.005)
+    b = MixedSolver(scene, settings)
+    res = _run(b, b.load_state(saved), 4, 0.005)
+    assert np.array_equal(res.q, full.q) and np.array_equal(res.v, full.v)
+    assert np.array_equal(b.system.mesh_contact.stiffening, a.system.mesh_contact.stiffening)
 
 
 def test_bad_cache_arrays_are_named():

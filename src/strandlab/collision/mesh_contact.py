@@ -7,10 +7,22 @@ vertices, 12 DOFs), with unsigned distance ``d`` (:mod:`.triangle_distance`),
 
 C1 in ``d``: the force ``k (dhat - d)`` along the closest-point direction rises from zero at
 ``d = dhat``.  ``dhat`` [m] is the contact thickness (for shells at least their half
-thicknesses, so that surfaces stop ``dhat`` apart); ``k`` [N/m] is the largest of the four
-vertices' stiffnesses.  This is a penalty, not the collision processing of Bridson et al. 2002
-(the reference of the mixed rod/shell/solid model): it acts inside the Newton solve of each
-backward Euler step and needs no post-step velocity fix.
+thicknesses, so that surfaces stop ``dhat`` apart).  This is a penalty, not the collision
+processing of Bridson et al. 2002 (the reference of the mixed rod/shell/solid model): it acts
+inside the Newton solve of each backward Euler step and needs no post-step velocity fix.
+
+Stiffness.  Each vertex has a stiffness ``k_v`` [N/m] (the mixed model's: a multiple of its
+stiffest axial spring) and a stiffening factor ``s_v`` >= 1 (1 at the start).  A pair's two
+sides (the point and the triangle, or the two edges) act as springs in series, each as stiff as
+its stiffest vertex: ``k = s k_a k_b / (k_a + k_b)``, ``s`` the largest factor of the pair's
+four vertices.  So a soft cloth on a stiff solid pushes with about the cloth's stiffness: with
+the stiffer side's (the rule before), a cloth of ``E t`` = 4 N/m landing on a rubber block at
+steps of a frame met a penalty 550 times its own stiffness and Newton stalled (docs/mixed.md,
+"Contact").  A heavy or fast body then sinks deeper into a soft side's penalty, so the penalty
+adapts, as the barrier stiffness of IPC (Li et al. 2020) does: :meth:`MeshContactTerm.stiffen`,
+called at the end of each step, multiplies the factor of every vertex of a pair closer than
+:data:`CLOSE_FRACTION` ``dhat`` by :data:`STIFFEN_FACTOR` (at most :data:`MAX_STIFFENING`).
+Factors never decrease; a checkpoint keeps them (:meth:`MeshContactTerm.list_state`).
 
 Derivatives.  With ``f = d^2``: ``grad E = -k (dhat - d) / (2 d) grad f`` and
 ``hess E = k dhat / (4 d^3) grad f grad f^T - k (dhat - d) / (2 d) hess f``.  The second part
@@ -56,16 +68,7 @@ The move is cut to the smallest ``t`` of the pairs.  No listed pair's surfaces e
 each other, whatever the speed, stiffness or step; the list's margin (above) covers the pairs
 not listed.
 
-Broad phase: the hashed uniform grid of :mod:`.grid` over the surface vertices, voxel
-``l_max + reach`` (``l_max`` the longest surface edge).  A point within ``reach`` of a triangle
-is within ``l_max + reach`` of one of its vertices, and two edges within ``reach`` have
-endpoints within ``l_max + reach`` of each other, so searching each vertex's 27 voxels for
-vertices closer than the voxel finds every pair; each pair is reported once, by the first of its
-vertex pairs (in a fixed order) that are that close, and kept when the bounding boxes of its two
-primitives are closer than ``reach`` (the distance between the boxes, a lower bound of the
-pair's; the same bound skips the exact distance of a pair farther than ``dhat`` in an
-evaluation and of a move too short to reach it) and its exact distance is below ``reach``.
-The search allocates nothing; its buffers grow outside the step when they overflow.
+Broad phase: :mod:`.mesh_pairs` (a hashed uniform grid over the surface vertices).
 
 Integration.  The stencils change at each :meth:`~MeshContactTerm.update` that finds a new
 pair set (``update`` returns True, ``version`` counts the changes, ``dofs`` is then a new array).
@@ -84,7 +87,16 @@ from numba import njit, prange
 
 from ..implicit.assembly import use_parallel
 from ..implicit.terms import StencilTerm
-from .grid import build_point_grid, make_point_grid, voxel_bucket
+from .grid import make_point_grid
+from .mesh_pairs import (
+    EDGE_EDGE_PAIR,
+    POINT_TRIANGLE,
+    box_gap2,
+    find_mesh_pairs,
+    max_moved,
+    surface_edges,
+    vertex_incidence,
+)
 from .triangle_distance import (
     edge_edge_coefficients,
     edge_sine2,
@@ -96,11 +108,10 @@ from .triangle_distance import (
     squared_distance_derivatives,
 )
 
-__all__ = ["MeshContactTerm", "surface_edges", "find_mesh_pairs", "POINT_TRIANGLE",
-           "EDGE_EDGE_PAIR"]
+__all__ = ["MeshContactTerm", "surface_edges", "find_mesh_pairs", "pair_stiffness",
+           "pair_distances", "POINT_TRIANGLE", "EDGE_EDGE_PAIR", "CLOSE_FRACTION",
+           "STIFFEN_FACTOR", "MAX_STIFFENING"]
 
-POINT_TRIANGLE = 0   #: Pair kind: vertices (p, t0, t1, t2)
-EDGE_EDGE_PAIR = 1   #: Pair kind: vertices (a0, a1, b0, b1)
 MESH_CONTACT_WORK = 500
 """Serial cost of one stencil in the work units of
 :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`."""
@@ -114,6 +125,13 @@ the move's start (module docstring, "Moves")."""
 ACCD_MAX_STEPS = 64
 """Conservative advancement steps per pair and move; at the cap the move is cut where the
 advancement got to (safe, but shorter than need be)."""
+CLOSE_FRACTION = 0.5
+"""A pair closer than this fraction of ``dhat`` at the end of a step stiffens its vertices
+(module docstring, "Stiffness")."""
+STIFFEN_FACTOR = 2.0
+"""What :meth:`MeshContactTerm.stiffen` multiplies a close pair's vertices' factors by."""
+MAX_STIFFENING = 1024.0
+"""The largest stiffening factor of a vertex."""
 MOVE_LIMIT_WORK = 100
 """Serial cost of one pair's move limit in the work units of
 :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`."""
@@ -157,25 +175,6 @@ def _clear_hessian(s, H_out, written):
 
 
 @njit(cache=True, _nrt=False)
-def _box_gap2(q, i0, i1, i2, i3, kind):
-    """Squared distance [m^2] between the bounding boxes of a pair's two sides (the point at
-    DOF ``i0`` against the triangle at ``i1, i2, i3``, or the edge ``i0, i1`` against ``i2,
-    i3``; ``y``, ``z`` follow each ``x``): a lower bound of the pair's squared distance."""
-    g2 = 0.0
-    for a in range(3):
-        if kind == POINT_TRIANGLE:
-            lo0 = hi0 = q[i0 + a]
-            lo1 = min(q[i1 + a], q[i2 + a], q[i3 + a])
-            hi1 = max(q[i1 + a], q[i2 + a], q[i3 + a])
-        else:
-            lo0, hi0 = min(q[i0 + a], q[i1 + a]), max(q[i0 + a], q[i1 + a])
-            lo1, hi1 = min(q[i2 + a], q[i3 + a]), max(q[i2 + a], q[i3 + a])
-        gap = max(lo1 - hi0, lo0 - hi1, 0.0)
-        g2 += gap * gap
-    return g2
-
-
-@njit(cache=True, _nrt=False)
 def _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, written_io, out, want_hess):
     """Energy, gradient and (``want_hess``) Hessian of pair ``s`` (module docstring); returns 1
     when it is in contact (``d < dhat``).  A pair out of contact costs its distance only: its
@@ -185,7 +184,7 @@ def _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, written_io, ou
     e_out[s] = 0.0
     i0, i1, i2, i3 = dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9]
     m = -1
-    if _box_gap2(q_in, i0, i1, i2, i3, kind_in[s]) < dhat * dhat:
+    if box_gap2(q_in, i0, i1, i2, i3, kind_in[s]) < dhat * dhat:
         m = _classify(q_in, i0, i1, i2, i3, kind_in[s], w_scratch, s)
     if m < 0 or not squared_distance(q_in, i0, i1, i2, i3, w_scratch, s) < dhat * dhat:
         _zero_stencil(s, g_out, H_out, False)
@@ -276,6 +275,44 @@ def mesh_contact_terms_serial(q_in, pairs_in, dhat, project, w_scratch, written_
     return n
 
 
+@njit(cache=True, _nrt=False)
+def pair_distances(q_in, pairs_in, dhat, w_scratch, d_out):
+    """``d_out[s]`` = the distance [m] of pair ``s``, or ``dhat`` when it is at least that far.
+
+    q_in : float64 [n_dofs] positions [m].
+    pairs_in : ``(dofs int64 [n, 12], kind int64 [n])``.
+    w_scratch : float64 [>= n, 12], closest-point coefficients.
+    d_out : float64 [n] [m], overwritten.
+    """
+    dofs_in, kind_in = pairs_in
+    for s in range(dofs_in.shape[0]):
+        i0, i1, i2, i3 = dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9]
+        d_out[s] = dhat
+        if box_gap2(q_in, i0, i1, i2, i3, kind_in[s]) < dhat * dhat:
+            if _classify(q_in, i0, i1, i2, i3, kind_in[s], w_scratch, s) >= 0:
+                f = squared_distance(q_in, i0, i1, i2, i3, w_scratch, s)
+                if f < dhat * dhat:
+                    d_out[s] = math.sqrt(f)
+
+
+def pair_stiffness(stiffness, factor, pairs, kind) -> np.ndarray:
+    """Each pair's ``k`` [N/m] (module docstring, "Stiffness"): its two sides' stiffest vertices
+    (``stiffness`` [V] [N/m]) as springs in series, times the largest ``factor`` [V] of its four
+    vertices.  ``pairs`` int [n, 4], ``kind`` int [n] (:data:`POINT_TRIANGLE`: the point, then
+    the triangle; :data:`EDGE_EDGE_PAIR`: two vertices each).
+
+    >>> pair_stiffness(np.array([4.0, 2000.0, 2000.0, 2000.0]), np.ones(4),
+    ...                np.array([[0, 1, 2, 3]]), np.array([POINT_TRIANGLE])).round(3)
+    array([3.992])
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 4)
+    k = stiffness[pairs]
+    point = np.asarray(kind) == POINT_TRIANGLE
+    ka = np.where(point, k[:, 0], k[:, :2].max(axis=1))
+    kb = np.where(point, k[:, 1:].max(axis=1), k[:, 2:].max(axis=1))
+    return ka * kb / (ka + kb) * factor[pairs].max(axis=1)
+
+
 # ------------------------------------------------------------------------------ moves
 
 @njit(cache=True, _nrt=False)
@@ -320,7 +357,7 @@ def _pair_move_limit(s, q_in, dq_in, pairs_in, w_scratch, x_scratch):
     lp = _speed_bound(x_scratch, o, kind)
     if not lp > 0.0:
         return 1.0
-    d = math.sqrt(_box_gap2(q_in, dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9],
+    d = math.sqrt(box_gap2(q_in, dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9],
                             kind))
     if (1.0 - MOVE_KEEP) * d >= lp:
         return 1.0                  # the first advancement from the distance would pass 1
@@ -372,202 +409,7 @@ def mesh_contact_move_limit_serial(q_in, dq_in, pairs_in, w_scratch, x_scratch, 
 
 # ------------------------------------------------------------------------------ broad phase
 
-@njit(cache=True, _nrt=False)
-def _gather(q_in, vertex_dofs, pts, x_out):
-    """``x_out[v] = q[vertex_dofs[v] + 0:3]`` for the grid vertices; returns the first vertex
-    with a non-finite coordinate, or -1."""
-    for i in range(pts.shape[0]):
-        v = pts[i]
-        for a in range(3):
-            x_out[v, a] = q_in[vertex_dofs[v] + a]
-            if not math.isfinite(x_out[v, a]):
-                return v
-    return -1
-
-
-@njit(cache=True, _nrt=False)
-def max_moved(q_in, vertex_dofs, pts, x_ref):
-    """Largest distance [m] of a grid vertex at ``q_in`` from its row of ``x_ref`` [V, 3] (inf
-    when a coordinate is not finite)."""
-    worst = 0.0
-    for i in range(pts.shape[0]):
-        v = pts[i]
-        d2 = 0.0
-        for a in range(3):
-            d = q_in[vertex_dofs[v] + a] - x_ref[v, a]
-            d2 += d * d
-        if not (d2 <= worst):
-            if not math.isfinite(d2):
-                return math.inf
-            worst = d2
-    return math.sqrt(worst)
-
-
-@njit(cache=True, _nrt=False)
-def _d2(x, a, b):
-    return ((x[a, 0] - x[b, 0]) ** 2 + (x[a, 1] - x[b, 1]) ** 2
-            + (x[a, 2] - x[b, 2]) ** 2)
-
-
-@njit(cache=True, _nrt=False)
-def _longest_edge(x, tri, edges):
-    """Longest edge [m] of the triangles and of the edge list."""
-    l2 = 0.0
-    for t in range(tri.shape[0]):
-        for c in range(3):
-            l2 = max(l2, _d2(x, tri[t, c], tri[t, (c + 1) % 3]))
-    for e in range(edges.shape[0]):
-        l2 = max(l2, _d2(x, edges[e, 0], edges[e, 1]))
-    return math.sqrt(l2)
-
-
-@njit(cache=True, _nrt=False)
-def _first_near_vertex(x, i, tri, t, v2):
-    """First vertex of triangle ``t`` closer than ``sqrt(v2)`` to vertex ``i``, or -1."""
-    for c in range(3):
-        if _d2(x, tri[t, c], i) < v2:
-            return tri[t, c]
-    return -1
-
-
-@njit(cache=True, _nrt=False)
-def _first_near_pair(x, e, f, edges, v2):
-    """First end pair ``(a, b)``, ``a`` of edge ``e`` and ``b`` of ``f``, closer than
-    ``sqrt(v2)``, in the order (a0 b0, a0 b1, a1 b0, a1 b1); ``(-1, -1)`` when none."""
-    for u in range(2):
-        for v in range(2):
-            if _d2(x, edges[e, u], edges[f, v]) < v2:
-                return edges[e, u], edges[f, v]
-    return -1, -1
-
-
-@njit(cache=True, _nrt=False)
-def _put(pairs_out, kind_out, n, kind, a, b, c, d):
-    if n < pairs_out.shape[0]:
-        pairs_out[n, 0] = a
-        pairs_out[n, 1] = b
-        pairs_out[n, 2] = c
-        pairs_out[n, 3] = d
-        kind_out[n] = kind
-    return n + 1
-
-
-@njit(cache=True, _nrt=False)
-def _close(q_in, vd, kind, a, b, c, d, reach, w_scratch):
-    """Whether the pair's exact distance is below ``reach`` (``w_scratch[0]`` used)."""
-    if kind == POINT_TRIANGLE:
-        point_triangle_coefficients(q_in, vd[a], vd[b], vd[c], vd[d], w_scratch, 0)
-    else:
-        edge_edge_coefficients(q_in, vd[a], vd[b], vd[c], vd[d], w_scratch, 0)
-    return squared_distance(q_in, vd[a], vd[b], vd[c], vd[d], w_scratch, 0) < reach * reach
-
-
-@njit(cache=True, _nrt=False)
-def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out, n):
-    """Pairs reported by the vertex pair ``(i, j)`` (closer than the voxel): ``i`` against the
-    triangles at ``j``, the edges at ``i`` against those at ``j``."""
-    tri, edges, vt_ptr, vt_idx, ve_ptr, ve_idx = topo
-    for u in range(vt_ptr[j], vt_ptr[j + 1]):
-        t = vt_idx[u]
-        a, b, c = tri[t, 0], tri[t, 1], tri[t, 2]
-        if i == a or i == b or i == c or _box_gap2(q_in, vd[i], vd[a], vd[b], vd[c],
-                                                   POINT_TRIANGLE) >= reach * reach:
-            continue
-        if _first_near_vertex(x, i, tri, t, v2) != j:
-            continue
-        if _close(q_in, vd, POINT_TRIANGLE, i, a, b, c, reach, w_scratch):
-            n = _put(pairs_out, kind_out, n, POINT_TRIANGLE, i, a, b, c)
-    for u in range(ve_ptr[i], ve_ptr[i + 1]):
-        e = ve_idx[u]
-        a, b = edges[e, 0], edges[e, 1]
-        for v in range(ve_ptr[j], ve_ptr[j + 1]):
-            f = ve_idx[v]
-            c, d = edges[f, 0], edges[f, 1]
-            if f <= e or a == c or a == d or b == c or b == d:
-                continue
-            if _box_gap2(q_in, vd[a], vd[b], vd[c], vd[d], EDGE_EDGE_PAIR) >= reach * reach:
-                continue
-            ni, nj = _first_near_pair(x, e, f, edges, v2)
-            if ni != i or nj != j:
-                continue
-            if _close(q_in, vd, EDGE_EDGE_PAIR, a, b, c, d, reach, w_scratch):
-                n = _put(pairs_out, kind_out, n, EDGE_EDGE_PAIR, a, b, c, d)
-    return n
-
-
-@njit(cache=True, _nrt=False)
-def _search_vertex(q_in, vd, x, topo, grid, i, voxel, reach, w_scratch, pairs_out, kind_out,
-                   n):
-    """Pairs reported from vertex ``i``: the vertices of its 27 voxels closer than ``voxel``."""
-    mask = grid.cell_fill.shape[0] - 1
-    v2 = voxel * voxel
-    for dx in range(-1, 2):
-        for dy in range(-1, 2):
-            for dz in range(-1, 2):
-                ci = grid.point_cell[i, 0] + dx
-                cj = grid.point_cell[i, 1] + dy
-                ck = grid.point_cell[i, 2] + dz
-                b = voxel_bucket(ci, cj, ck, mask)
-                for k in range(grid.cell_start[b], grid.cell_start[b + 1]):
-                    if (grid.item_cell[k, 0] != ci or grid.item_cell[k, 1] != cj
-                            or grid.item_cell[k, 2] != ck):
-                        continue  # another voxel in the same bucket
-                    j = grid.cell_items[k]
-                    if j == i or _d2(x, i, j) >= v2:
-                        continue
-                    n = _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out,
-                                  kind_out, n)
-    return n
-
-
-@njit(cache=True, _nrt=False)
-def find_mesh_pairs(q_in, vertex_dofs, pts, topo, reach, x_scratch, w_scratch, grid,
-                    pairs_out, kind_out):
-    """Point-triangle and edge-edge pairs closer than ``reach`` [m] (module docstring).
-
-    q_in : positions, vertex ``v`` at ``q_in[vertex_dofs[v] + 0:3]`` [m].
-    pts : int64 [G], the vertices of the surface.
-    topo : ``(triangles [F, 3], edges [E, 2], vt_ptr, vt_idx, ve_ptr, ve_idx)``: the
-        triangles and edges at each vertex as CSR lists.
-    x_scratch [V, 3], w_scratch [>= 1, 12], grid (:func:`~.grid.make_point_grid` of ``pts``):
-        work memory.
-    pairs_out int64 [K, 4], kind_out int64 [K]: the first ``min(n, K)`` pairs and kinds.
-
-    Returns ``(n, bad)``: ``n`` pairs (``n > K``: overflow, grow and search again) and -1, or
-    ``(0, v)`` with ``v`` a vertex whose position is not finite or too far out.
-    """
-    bad = _gather(q_in, vertex_dofs, pts, x_scratch)
-    if bad >= 0:
-        return 0, bad
-    voxel = _longest_edge(x_scratch, topo[0], topo[1]) + reach
-    bad = build_point_grid(x_scratch, pts, voxel, grid)
-    if bad >= 0:
-        return 0, bad
-    n = 0
-    for u in range(pts.shape[0]):
-        n = _search_vertex(q_in, vertex_dofs, x_scratch, topo, grid, pts[u], voxel, reach,
-                           w_scratch, pairs_out, kind_out, n)
-    return n, -1
-
-
 # ------------------------------------------------------------------------------ the term
-
-def surface_edges(triangles) -> np.ndarray:
-    """The distinct edges of ``triangles`` (int [F, 3]) as int64 [E, 2], ``a < b``, sorted."""
-    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    e = np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]])
-    return np.unique(np.sort(e, axis=1), axis=0)
-
-
-def _incidence(items: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR lists of the rows of ``items`` [R, c] at each of ``n`` vertices."""
-    rows = np.repeat(np.arange(items.shape[0], dtype=np.int64), items.shape[1])
-    verts = items.reshape(-1)
-    order = np.argsort(verts, kind="stable")
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(verts, minlength=n), out=ptr[1:])
-    return ptr, np.ascontiguousarray(rows[order])
-
 
 def _index_array(name, what, a, width, n_vertices) -> np.ndarray:
     arr = np.asarray(a)
@@ -607,7 +449,8 @@ class MeshContactTerm(StencilTerm):
     vertex_dofs : int [V]
         Index in ``q`` of each vertex's ``x`` (``y``, ``z`` follow).
     stiffness : float or float [V]
-        Penalty stiffness ``k`` [N/m] of each vertex (> 0); a pair takes the largest.
+        Penalty stiffness ``k_v`` [N/m] of each vertex (> 0); a pair's: module docstring,
+        "Stiffness".
     dhat : float
         Contact thickness [m] (> 0).
     edges : int [E, 2] or None
@@ -620,8 +463,9 @@ class MeshContactTerm(StencilTerm):
 
     Attributes: ``dofs`` int64 [n, 12] (the pairs' vertices, slots ``3 j + a``), ``pair_vertices``
     int64 [n, 4], ``pair_kind`` int64 [n] (:data:`POINT_TRIANGLE`, :data:`EDGE_EDGE_PAIR`),
-    ``pair_stiffness`` [n] [N/m], ``reach`` [m] of the last update, ``version`` (stencil set
-    changes), ``n_active`` (pairs closer than ``dhat`` at the last evaluation).
+    ``pair_stiffness`` [n] [N/m], ``stiffening`` [V] (each vertex's factor, >= 1), ``reach``
+    [m] of the last update, ``version`` (stencil set changes), ``n_active`` (pairs closer than
+    ``dhat`` at the last evaluation).
     """
 
     dynamic = True
@@ -656,10 +500,11 @@ class MeshContactTerm(StencilTerm):
             raise ValueError(f"term {name!r}: stiffness of vertex {int(bad[0])} must be finite "
                              f"and > 0 [N/m], got {k[bad[0]]!r}")
         self.stiffness = k
+        self.stiffening = np.ones(nv)
         self.dhat = _positive(name, "dhat", dhat)
         self.project = bool(project)
-        vt = _incidence(self.triangles, nv)
-        ve = _incidence(self.edges, nv)
+        vt = vertex_incidence(self.triangles, nv)
+        ve = vertex_incidence(self.edges, nv)
         self._topo = (self.triangles, self.edges, vt[0], vt[1], ve[0], ve[1])
         self._pts = np.arange(nv, dtype=np.int64)
         self._grid = make_point_grid(self._pts.size, nv)
@@ -721,26 +566,60 @@ class MeshContactTerm(StencilTerm):
             return False
         self.pair_vertices = pairs.copy()
         self.pair_kind = kind.copy()
-        self.pair_stiffness = self.stiffness[pairs].max(axis=1) if n else np.zeros(0)
+        self.pair_stiffness = pair_stiffness(self.stiffness, self.stiffening, pairs, kind)
         self.dofs = (self.vertex_dofs[pairs][:, :, None] + np.arange(3)).reshape(n, 12)
         self._written = np.full(n, 2, dtype=np.uint8)
         self._hess_seen = None
         self.version += 1
         return True
 
+    def stiffen(self, q: np.ndarray) -> int:
+        """At ``q`` [n_dofs] (the end of a step): multiply the stiffening factor of every vertex
+        of a listed pair closer than :data:`CLOSE_FRACTION` ``dhat`` by
+        :data:`STIFFEN_FACTOR` (at most :data:`MAX_STIFFENING`; module docstring,
+        "Stiffness"); returns the number of such pairs."""
+        n = self.dofs.shape[0]
+        if n == 0:
+            return 0
+        d = self._t[:n]
+        pair_distances(q, (self.dofs, self.pair_kind), self.dhat, self._w, d)
+        close = d < CLOSE_FRACTION * self.dhat
+        count = int(np.count_nonzero(close))
+        if count:
+            v = np.unique(self.pair_vertices[close])
+            self.stiffening[v] = np.minimum(self.stiffening[v] * STIFFEN_FACTOR,
+                                            MAX_STIFFENING)
+            self.pair_stiffness = pair_stiffness(self.stiffness, self.stiffening,
+                                                 self.pair_vertices, self.pair_kind)
+        return count
+
     def list_state(self) -> dict:
         """The pair list as a checkpoint holds it: the configuration it was built at
-        (``q`` [n_dofs] [m]) and its ``margin`` [m]; empty before the first :meth:`update`."""
+        (``q`` [n_dofs] [m]), its ``margin`` [m] and the vertices' ``stiffening`` [V]; empty
+        before the first :meth:`update`."""
         if self._q_built is None:
             return {}
-        return {"q": self._q_built.copy(), "margin": np.float64(self.margin)}
+        return {"q": self._q_built.copy(), "margin": np.float64(self.margin),
+                "stiffening": self.stiffening.copy()}
 
     def restore_list(self, arrays: dict) -> None:
         """Rebuild the pair list that :meth:`list_state` described (the same pairs in the
-        same order: the search is deterministic)."""
+        same order: the search is deterministic) with its stiffening factors (all 1 when
+        ``arrays`` has none)."""
         if arrays:
+            f = np.asarray(arrays.get("stiffening", np.ones_like(self.stiffening)),
+                           dtype=np.float64)
+            if f.shape != self.stiffening.shape or not np.all((f >= 1.0)
+                                                               & (f <= MAX_STIFFENING)):
+                raise ValueError(f"term {self.name!r}: stiffening must be {self.stiffening.size} "
+                                 f"factors in [1, {MAX_STIFFENING:g}], got shape {f.shape} "
+                                 f"with values {f.min() if f.size else None!r} to "
+                                 f"{f.max() if f.size else None!r}")
+            self.stiffening[:] = f
             self.update(np.asarray(arrays["q"], dtype=np.float64),
                         max_displacement=float(arrays["margin"]))
+            self.pair_stiffness = pair_stiffness(self.stiffness, self.stiffening,
+                                                 self.pair_vertices, self.pair_kind)
 
     def moved(self, q: np.ndarray) -> float:
         """The largest distance [m] of a surface vertex at ``q`` from its place at the last

@@ -96,8 +96,9 @@ class MixedSettings:
     damping : mass-proportional damping rate [1/s]; viscous_damping : stiffness-proportional
         (Rayleigh) damping time [s].
     contact_stiffness : penalty against the colliders and between surfaces, times each
-        vertex's stiffest axial spring (:func:`strandlab.mixed.system.vertex_contact_stiffness`);
-        0: no contact.
+        vertex's stiffest axial spring (:func:`strandlab.mixed.system.vertex_contact_stiffness`;
+        a surface pair: its two sides in series, stiffened where a step ends closer than half
+        the contact thickness, :mod:`strandlab.collision.mesh_contact`); 0: no contact.
     self_contact : contact of the meshes' surfaces (shell triangles, solid boundary faces) with
         themselves and each other (:mod:`strandlab.collision.mesh_contact`).
     contact_thickness : the distance [m] at which surfaces stop (default: a tenth of the
@@ -219,6 +220,7 @@ class MixedSolver:
         self._v_n = np.zeros(nd)
         self.contact_rebuilds = 0      # surface pair lists built
         self.contact_retries = 0       # steps taken again because a vertex left the margin
+        self.contact_stiffened = 0     # pairs that ended a step closer than dhat / 2 (stiffened)
         self.unconverged_steps = 0     # steps kept with Newton above its tolerance (warned)
         self.cutbacks_taken = 0        # steps taken again as two halves (unconverged)
         # a cut-back step's start: its halves start from it only after it is put back, so one
@@ -451,6 +453,7 @@ class MixedSolver:
                                                   history=history)
             moved = mc.moved(s.q)
             if moved <= mc.margin:
+                self.contact_stiffened += mc.stiffen(s.q)
                 return
             if attempt == CONTACT_RETRIES or not math.isfinite(moved):
                 break
