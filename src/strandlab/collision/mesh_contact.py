@@ -358,7 +358,7 @@ def _pair_move_limit(s, q_in, dq_in, pairs_in, w_scratch, x_scratch):
     if not lp > 0.0:
         return 1.0
     d = math.sqrt(box_gap2(q_in, dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9],
-                            kind))
+                           kind))
     if (1.0 - MOVE_KEEP) * d >= lp:
         return 1.0                  # the first advancement from the distance would pass 1
     d = _local_distance(x_scratch, o, kind, w_scratch, s)
@@ -406,8 +406,6 @@ def mesh_contact_move_limit_serial(q_in, dq_in, pairs_in, w_scratch, x_scratch, 
         t = min(t, _pair_move_limit(s, q_in, dq_in, pairs_in, w_scratch, x_scratch))
     return t
 
-
-# ------------------------------------------------------------------------------ broad phase
 
 # ------------------------------------------------------------------------------ the term
 
