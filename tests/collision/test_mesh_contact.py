@@ -129,6 +129,9 @@ def test_pairs_closer_than_half_dhat_stiffen_their_vertices():
     stiff[term.pair_vertices[close].ravel()] = True
     for rounds in range(1, 13):
         assert term.stiffen(q) == close.sum()
+        # from the eleventh round the close pairs' vertices were at the cap already
+        assert (term.saturated >= 0) == (rounds > 10)
+        assert term.saturated < 0 or stiff[term.saturated]
         want = min(STIFFEN_FACTOR ** rounds, MAX_STIFFENING)
         np.testing.assert_array_equal(term.stiffening, np.where(stiff, want, 1.0))
         np.testing.assert_allclose(term.pair_stiffness, _series_stiffness(term), rtol=1e-14)

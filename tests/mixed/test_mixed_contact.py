@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 import strandlab as sl
-from strandlab.collision.mesh_contact import MeshContactTerm
+from strandlab.collision.mesh_contact import (
+    MAX_STIFFENING,
+    ContactStiffnessWarning,
+    MeshContactTerm,
+)
 from strandlab.implicit import NotConvergedWarning
 from strandlab.mixed import MixedSettings, MixedSolver
 from strandlab.mixed.solver import predicted_speed
@@ -167,6 +171,31 @@ def test_a_heavy_block_dropped_on_a_soft_cloth_stiffens_the_contact():
     # cloth's lowest point 2.4 mm below that
     low = x[:nb, 2].min()
     assert -0.015 < low < -0.008 and low - 0.005 < x[nb:, 2].min() < low
+
+
+def test_a_cloth_pinched_between_held_sheets_is_reported():
+    # a free cloth 0.3 contact thicknesses under a held sheet and over another: no stiffness
+    # lets its pairs reach half the contact thickness, so the stiffening reaches its cap and the
+    # solver warns, once, naming a vertex
+    dhat = 1e-3
+    b = sl.SceneBuilder(gravity=(0.0, 0.0, -9.81))
+    for name, z, held in (("under", 0.0, True), ("cloth", 0.3 * dhat, False),
+                          ("over", 0.6 * dhat, True)):
+        g = np.linspace(0.0, 0.02, 3)
+        gx, gy = (a.ravel() for a in np.meshgrid(g, g))
+        mb = SimplicialBuilder(np.c_[gx, gy, np.full(gx.size, z)], name=name)
+        mb.add_shells(grid_triangles(2, 2), material=ShellMaterial(1e6, 0.3, 1e-4, 300.0))
+        if held:
+            mb.hold(np.arange(gx.size))
+        b.add_simplicial_mesh(mb.build())
+    sol = MixedSolver(b.build(), MixedSettings(damping=2.0, contact_thickness=dhat))
+    s = sol.state()
+    with pytest.warns(ContactStiffnessWarning, match=r"vertex \d+ of mesh '(cloth|under|over)'"
+                      ) as record:
+        for _ in range(14):
+            sol.step(s, s, 0.01)
+    assert len([w for w in record if w.category is ContactStiffnessWarning]) == 1
+    assert sol.system.mesh_contact.stiffening.max() == MAX_STIFFENING
 
 
 def test_kept_pair_list_holds_every_pair_in_contact():

@@ -108,8 +108,8 @@ from .triangle_distance import (
     squared_distance_derivatives,
 )
 
-__all__ = ["MeshContactTerm", "surface_edges", "find_mesh_pairs", "pair_stiffness",
-           "pair_distances", "POINT_TRIANGLE", "EDGE_EDGE_PAIR", "CLOSE_FRACTION",
+__all__ = ["MeshContactTerm", "ContactStiffnessWarning", "surface_edges", "find_mesh_pairs",
+           "pair_stiffness", "pair_distances", "POINT_TRIANGLE", "EDGE_EDGE_PAIR", "CLOSE_FRACTION",
            "STIFFEN_FACTOR", "MAX_STIFFENING"]
 
 MESH_CONTACT_WORK = 500
@@ -132,6 +132,14 @@ STIFFEN_FACTOR = 2.0
 """What :meth:`MeshContactTerm.stiffen` multiplies a close pair's vertices' factors by."""
 MAX_STIFFENING = 1024.0
 """The largest stiffening factor of a vertex."""
+
+
+class ContactStiffnessWarning(RuntimeWarning):
+    """Surface pairs stay closer than :data:`CLOSE_FRACTION` ``dhat`` although their vertices'
+    stiffening is at :data:`MAX_STIFFENING`: surfaces pinched between held vertices, or a load
+    the penalty cannot carry at that thickness."""
+
+
 MOVE_LIMIT_WORK = 100
 """Serial cost of one pair's move limit in the work units of
 :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK`."""
@@ -461,9 +469,9 @@ class MeshContactTerm(StencilTerm):
 
     Attributes: ``dofs`` int64 [n, 12] (the pairs' vertices, slots ``3 j + a``), ``pair_vertices``
     int64 [n, 4], ``pair_kind`` int64 [n] (:data:`POINT_TRIANGLE`, :data:`EDGE_EDGE_PAIR`),
-    ``pair_stiffness`` [n] [N/m], ``stiffening`` [V] (each vertex's factor, >= 1), ``reach``
-    [m] of the last update, ``version`` (stencil set changes), ``n_active`` (pairs closer than
-    ``dhat`` at the last evaluation).
+    ``pair_stiffness`` [n] [N/m], ``stiffening`` [V] (each vertex's factor, >= 1),
+    ``saturated`` (:meth:`stiffen`), ``reach`` [m] of the last update, ``version`` (stencil set
+    changes), ``n_active`` (pairs closer than ``dhat`` at the last evaluation).
     """
 
     dynamic = True
@@ -499,6 +507,7 @@ class MeshContactTerm(StencilTerm):
                              f"and > 0 [N/m], got {k[bad[0]]!r}")
         self.stiffness = k
         self.stiffening = np.ones(nv)
+        self.saturated = -1
         self.dhat = _positive(name, "dhat", dhat)
         self.project = bool(project)
         vt = vertex_incidence(self.triangles, nv)
@@ -575,7 +584,9 @@ class MeshContactTerm(StencilTerm):
         """At ``q`` [n_dofs] (the end of a step): multiply the stiffening factor of every vertex
         of a listed pair closer than :data:`CLOSE_FRACTION` ``dhat`` by
         :data:`STIFFEN_FACTOR` (at most :data:`MAX_STIFFENING`; module docstring,
-        "Stiffness"); returns the number of such pairs."""
+        "Stiffness"); returns the number of such pairs.  ``saturated``: a vertex of such a
+        pair whose factor was already at the cap (-1: none)."""
+        self.saturated = -1
         n = self.dofs.shape[0]
         if n == 0:
             return 0
@@ -585,6 +596,8 @@ class MeshContactTerm(StencilTerm):
         count = int(np.count_nonzero(close))
         if count:
             v = np.unique(self.pair_vertices[close])
+            capped = v[self.stiffening[v] >= MAX_STIFFENING]
+            self.saturated = int(capped[0]) if capped.size else -1
             self.stiffening[v] = np.minimum(self.stiffening[v] * STIFFEN_FACTOR,
                                             MAX_STIFFENING)
             self.pair_stiffness = pair_stiffness(self.stiffness, self.stiffening,

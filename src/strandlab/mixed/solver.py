@@ -12,6 +12,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from ..collision.mesh_contact import MAX_STIFFENING, ContactStiffnessWarning
 from ..implicit import (
     BDF2_MAX_RATIO,
     ImplicitEuler,
@@ -221,6 +222,7 @@ class MixedSolver:
         self.contact_rebuilds = 0      # surface pair lists built
         self.contact_retries = 0       # steps taken again because a vertex left the margin
         self.contact_stiffened = 0     # pairs that ended a step closer than dhat / 2 (stiffened)
+        self._warned_saturated = False
         self.unconverged_steps = 0     # steps kept with Newton above its tolerance (warned)
         self.cutbacks_taken = 0        # steps taken again as two halves (unconverged)
         # a cut-back step's start: its halves start from it only after it is put back, so one
@@ -454,6 +456,8 @@ class MixedSolver:
             moved = mc.moved(s.q)
             if moved <= mc.margin:
                 self.contact_stiffened += mc.stiffen(s.q)
+                if mc.saturated >= 0 and not self._warned_saturated:
+                    self._warn_saturated(s, h, mc)
                 return
             if attempt == CONTACT_RETRIES or not math.isfinite(moved):
                 break
@@ -535,6 +539,19 @@ class MixedSolver:
             raise SimulationDiverged(s.step, s.time, k, self._local(k, p),
                                      what=f"speed {speed:.3g} m/s exceeds max_speed = "
                                           f"{st.max_speed:g} m/s", where=self._mesh_name(k))
+
+    def _warn_saturated(self, s: MixedState, h: float, mc) -> None:
+        """Warn, once a run, that surface pairs stay within ``dhat / 2`` at the stiffening's
+        cap (:class:`~strandlab.collision.mesh_contact.ContactStiffnessWarning`)."""
+        self._warned_saturated = True
+        k = self._mesh_of(mc.saturated)
+        warnings.warn(f"mixed solver: step {s.step + 1} (t = {s.time + h:.6g} s): surface pairs "
+                      f"stay closer than half the contact thickness ({0.5 * mc.dhat:.3g} m) "
+                      f"with their stiffness at its cap ({MAX_STIFFENING:g} times the series "
+                      f"value), at vertex {self._local(k, mc.saturated)} of "
+                      f"{self._mesh_name(k)} among others: surfaces pinched between held "
+                      f"vertices, or a load the contact cannot carry (warned once)",
+                      ContactStiffnessWarning, stacklevel=5)
 
     def _mesh_of(self, v: int) -> int:
         return int(np.searchsorted(self.model.mesh_vertex_start, v, side="right") - 1)
