@@ -551,7 +551,7 @@ class MixedSolver:
                       f"value), at vertex {self._local(k, mc.saturated)} of "
                       f"{self._mesh_name(k)} among others: surfaces pinched between held "
                       f"vertices, or a load the contact cannot carry (warned once)",
-                      ContactStiffnessWarning, stacklevel=5)
+                      ContactStiffnessWarning, stacklevel=6)   # the caller of step()
 
     def _mesh_of(self, v: int) -> int:
         return int(np.searchsorted(self.model.mesh_vertex_start, v, side="right") - 1)
