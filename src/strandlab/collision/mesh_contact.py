@@ -109,8 +109,8 @@ from .triangle_distance import (
 )
 
 __all__ = ["MeshContactTerm", "ContactStiffnessWarning", "surface_edges", "find_mesh_pairs",
-           "pair_stiffness", "pair_distances", "POINT_TRIANGLE", "EDGE_EDGE_PAIR", "CLOSE_FRACTION",
-           "STIFFEN_FACTOR", "MAX_STIFFENING"]
+           "pair_stiffness", "stiffen_close_pairs", "POINT_TRIANGLE", "EDGE_EDGE_PAIR",
+           "CLOSE_FRACTION", "STIFFEN_FACTOR", "MAX_STIFFENING"]
 
 MESH_CONTACT_WORK = 500
 """Serial cost of one stencil in the work units of
@@ -183,6 +183,18 @@ def _clear_hessian(s, H_out, written):
 
 
 @njit(cache=True, _nrt=False)
+def _type_within(q_in, i0, i1, i2, i3, kind, reach, w_scratch, s):
+    """Closest-point type of pair ``s`` (coefficients into ``w_scratch[s]``) when its distance
+    is below ``reach`` [m], else -1 (the box bound first: a far pair costs no distance)."""
+    if box_gap2(q_in, i0, i1, i2, i3, kind) >= reach * reach:
+        return -1
+    m = _classify(q_in, i0, i1, i2, i3, kind, w_scratch, s)
+    if m < 0 or not squared_distance(q_in, i0, i1, i2, i3, w_scratch, s) < reach * reach:
+        return -1
+    return m
+
+
+@njit(cache=True, _nrt=False)
 def _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, written_io, out, want_hess):
     """Energy, gradient and (``want_hess``) Hessian of pair ``s`` (module docstring); returns 1
     when it is in contact (``d < dhat``).  A pair out of contact costs its distance only: its
@@ -191,10 +203,8 @@ def _penalty_stencil(s, q_in, pairs_in, dhat, project, w_scratch, written_io, ou
     e_out, g_out, H_out = out
     e_out[s] = 0.0
     i0, i1, i2, i3 = dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9]
-    m = -1
-    if box_gap2(q_in, i0, i1, i2, i3, kind_in[s]) < dhat * dhat:
-        m = _classify(q_in, i0, i1, i2, i3, kind_in[s], w_scratch, s)
-    if m < 0 or not squared_distance(q_in, i0, i1, i2, i3, w_scratch, s) < dhat * dhat:
+    m = _type_within(q_in, i0, i1, i2, i3, kind_in[s], dhat, w_scratch, s)
+    if m < 0:
         _zero_stencil(s, g_out, H_out, False)
         if want_hess:
             _clear_hessian(s, H_out, written_io[s])
@@ -284,23 +294,37 @@ def mesh_contact_terms_serial(q_in, pairs_in, dhat, project, w_scratch, written_
 
 
 @njit(cache=True, _nrt=False)
-def pair_distances(q_in, pairs_in, dhat, w_scratch, d_out):
-    """``d_out[s]`` = the distance [m] of pair ``s``, or ``dhat`` when it is at least that far.
+def stiffen_close_pairs(q_in, pairs_in, reach, growth, cap, w_scratch, mark_scratch,
+                        stiffening_io):
+    """Multiply by ``growth`` (at most ``cap``) the stiffening factor of every vertex of a pair
+    closer than ``reach`` [m], each vertex once; returns (the number of such pairs, a vertex of
+    theirs whose factor was at ``cap`` already, or -1).
 
     q_in : float64 [n_dofs] positions [m].
-    pairs_in : ``(dofs int64 [n, 12], kind int64 [n])``.
+    pairs_in : ``(dofs int64 [n, 12], kind int64 [n], vertices int64 [n, 4])``.
     w_scratch : float64 [>= n, 12], closest-point coefficients.
-    d_out : float64 [n] [m], overwritten.
+    mark_scratch : uint8 [V], all 0 (and left so).
+    stiffening_io : float64 [V], the vertices' factors.
     """
-    dofs_in, kind_in = pairs_in
+    dofs_in, kind_in, verts_in = pairs_in
+    count = 0
+    saturated = -1
     for s in range(dofs_in.shape[0]):
-        i0, i1, i2, i3 = dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9]
-        d_out[s] = dhat
-        if box_gap2(q_in, i0, i1, i2, i3, kind_in[s]) < dhat * dhat:
-            if _classify(q_in, i0, i1, i2, i3, kind_in[s], w_scratch, s) >= 0:
-                f = squared_distance(q_in, i0, i1, i2, i3, w_scratch, s)
-                if f < dhat * dhat:
-                    d_out[s] = math.sqrt(f)
+        if _type_within(q_in, dofs_in[s, 0], dofs_in[s, 3], dofs_in[s, 6], dofs_in[s, 9],
+                        kind_in[s], reach, w_scratch, s) < 0:
+            continue
+        count += 1
+        for c in range(4):
+            v = verts_in[s, c]
+            if mark_scratch[v] == 0:
+                mark_scratch[v] = 1
+                if stiffening_io[v] >= cap and saturated < 0:
+                    saturated = v
+                stiffening_io[v] = min(stiffening_io[v] * growth, cap)
+    for s in range(verts_in.shape[0]):
+        for c in range(4):
+            mark_scratch[verts_in[s, c]] = 0
+    return count, saturated
 
 
 def pair_stiffness(stiffness, factor, pairs, kind) -> np.ndarray:
@@ -508,6 +532,7 @@ class MeshContactTerm(StencilTerm):
         self.stiffness = k
         self.stiffening = np.ones(nv)
         self.saturated = -1
+        self._mark = np.zeros(nv, dtype=np.uint8)
         self.dhat = _positive(name, "dhat", dhat)
         self.project = bool(project)
         vt = vertex_incidence(self.triangles, nv)
@@ -586,23 +611,14 @@ class MeshContactTerm(StencilTerm):
         :data:`STIFFEN_FACTOR` (at most :data:`MAX_STIFFENING`; module docstring,
         "Stiffness"); returns the number of such pairs.  ``saturated``: a vertex of such a
         pair whose factor was already at the cap (-1: none)."""
-        self.saturated = -1
-        n = self.dofs.shape[0]
-        if n == 0:
-            return 0
-        d = self._t[:n]
-        pair_distances(q, (self.dofs, self.pair_kind), self.dhat, self._w, d)
-        close = d < CLOSE_FRACTION * self.dhat
-        count = int(np.count_nonzero(close))
-        if count:
-            v = np.unique(self.pair_vertices[close])
-            capped = v[self.stiffening[v] >= MAX_STIFFENING]
-            self.saturated = int(capped[0]) if capped.size else -1
-            self.stiffening[v] = np.minimum(self.stiffening[v] * STIFFEN_FACTOR,
-                                            MAX_STIFFENING)
+        count, saturated = stiffen_close_pairs(
+            q, (self.dofs, self.pair_kind, self.pair_vertices), CLOSE_FRACTION * self.dhat,
+            STIFFEN_FACTOR, MAX_STIFFENING, self._w, self._mark, self.stiffening)
+        self.saturated = int(saturated)
+        if count:       # (new arrays only while contacts stiffen)
             self.pair_stiffness = pair_stiffness(self.stiffness, self.stiffening,
                                                  self.pair_vertices, self.pair_kind)
-        return count
+        return int(count)
 
     def list_state(self) -> dict:
         """The pair list as a checkpoint holds it: the configuration it was built at
