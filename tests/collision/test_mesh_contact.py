@@ -150,7 +150,7 @@ def test_pairs_closer_than_half_dhat_stiffen_their_vertices():
             fresh.restore_list({**state, "stiffening": bad})
     # restored onto the same pairs, the pairs take the restored factors (a checkpoint written
     # before the factors existed restores them as 1)
-    term.restore_list({"q": state["q"], "margin": state["margin"]})
+    term.restore_list({"q": state["q"], "margin": float(state["margins"].max())})
     assert np.all(term.stiffening == 1.0)
     np.testing.assert_allclose(term.pair_stiffness, _series_stiffness(term), rtol=1e-14)
     assert term.pair_stiffness.max() < 300.0
@@ -227,20 +227,27 @@ def test_penalty_starts_continuously_at_dhat():
         assert g[0, 5::3].sum() == pytest.approx(kp * gap, rel=1e-9, abs=1e-30)
 
 
-def _brute_force(P, T, edges, reach):
-    """Every point-triangle and edge-edge pair closer than ``reach``, from the definitions."""
+def _brute_force(P, T, edges, dhat, margins):
+    """Every point-triangle and edge-edge pair closer than its reach, ``dhat`` plus the largest
+    margin of each side's vertices, from the definitions."""
     found = set()
     for v in range(len(P)):
         for t in T:
+            reach = dhat + margins[v] + margins[t].max()
             if v not in t and point_triangle_distance(P[v], *P[t])[0] < reach ** 2:
                 found.add((POINT_TRIANGLE, v, *t))
     for i, e in enumerate(edges):
         for f in edges[i + 1:]:
             if set(e) & set(f):
                 continue
+            reach = dhat + margins[e].max() + margins[f].max()
             if edge_edge_distance(*P[e], *P[f])[0] < reach ** 2:
                 found.add((EDGE_EDGE_PAIR, *e, *f))
     return found
+
+
+def _listed(term):
+    return {(int(k), *map(int, p)) for k, p in zip(term.pair_kind, term.pair_vertices)}
 
 
 def test_broad_phase_finds_exactly_the_brute_force_pairs():
@@ -261,13 +268,61 @@ def test_broad_phase_finds_exactly_the_brute_force_pairs():
         term = MeshContactTerm(triangles=T, vertex_dofs=dofs, stiffness=1.0, dhat=dhat,
                                capacity=1 if trial == 0 else None)
         assert term.update(q, max_displacement=delta)
-        got = {(int(k), *map(int, p)) for k, p in zip(term.pair_kind, term.pair_vertices)}
+        got = _listed(term)
         assert len(got) == term.n_stencils   # each pair once
-        want = _brute_force(P, T, term.edges, dhat + 2 * delta)
+        want = _brute_force(P, T, term.edges, dhat, np.full(len(P), delta))
         assert got == want
         np.testing.assert_array_equal(term.dofs[:, ::3], dofs[term.pair_vertices])
         total += len(want)
     assert total > 100   # the configurations do come close
+
+
+def test_each_pair_reaches_as_far_as_its_vertices_margins():
+    # per-vertex margins: a pair is listed when closer than dhat plus the largest margin of
+    # each side (the point, the triangle, each edge); the same set as the brute force, a
+    # subset of the uniform list at the largest margin, and that list again at a uniform array
+    rng = np.random.default_rng(5)
+    total = fewer = 0
+    for trial in range(3):
+        patches = [_patch(5, 0.02, origin=rng.uniform(0, 0.03, 3), rotation=_rotation(rng),
+                          noise=0.2, rng=rng) for _ in range(2)]
+        P, T = _join(*patches)
+        dofs = 3 * np.arange(len(P))
+        q = P.ravel().copy()
+        dhat = 0.004
+        margins = rng.uniform(0.0, 0.03, len(P)) * (rng.uniform(size=len(P)) < 0.7)
+        term = MeshContactTerm(triangles=T, vertex_dofs=dofs, stiffness=1.0, dhat=dhat)
+        term.update(q, max_displacement=margins)
+        got = _listed(term)
+        assert len(got) == term.n_stencils
+        assert got == _brute_force(P, T, term.edges, dhat, margins)
+        assert term.margin == margins.max() and term.reach == dhat + 2 * margins.max()
+        np.testing.assert_array_equal(term.margins, margins)
+        uniform = MeshContactTerm(triangles=T, vertex_dofs=dofs, stiffness=1.0, dhat=dhat)
+        uniform.update(q, max_displacement=margins.max())
+        assert got <= _listed(uniform)
+        term.update(q, max_displacement=np.full(len(P), margins.max()))
+        assert _listed(term) == _listed(uniform)
+        total += len(got)
+        fewer += len(_listed(uniform)) - len(got)
+    assert total > 100 and fewer > 100   # the margins do decide
+
+
+def test_excess_is_the_largest_drift_beyond_a_margin():
+    term, q = _close_patches()
+    nv = term.vertex_dofs.size
+    margins = np.linspace(0.001, 0.02, nv)
+    term.update(q, max_displacement=margins)
+    assert term.excess(q) == pytest.approx(-margins.min(), abs=1e-15)
+    rng = np.random.default_rng(2)
+    q2 = q + rng.normal(scale=0.01, size=q.size)
+    ahead = rng.uniform(0.0, 0.01, nv)
+    drift = np.linalg.norm((q2 - q)[term.vertex_dofs[:, None] + np.arange(3)], axis=1)
+    assert term.excess(q2, ahead) == pytest.approx(np.max(drift + ahead - margins), rel=1e-12)
+    assert term.excess(q2) == pytest.approx(np.max(drift - margins), rel=1e-12)
+    assert term.moved(q2) == pytest.approx(drift.max(), rel=1e-12)
+    q2[term.vertex_dofs[3] + 1] = np.nan
+    assert term.excess(q2) == np.inf
 
 
 def test_update_reports_changes_of_the_pair_set():
@@ -300,6 +355,11 @@ def test_bad_input_is_named():
         term.update(np.array([0, 0, 0, np.nan, 0, 0, 0, 1, 0.0]))
     with pytest.raises(ValueError, match="max_displacement"):
         term.update(np.zeros(9), max_displacement=-1.0)
+    with pytest.raises(ValueError, match=r"one per vertex \[3\], got shape \(2,\)"):
+        term.update(np.zeros(9), max_displacement=[0.1, 0.1])
+    for bad in (-0.1, np.nan, np.inf):
+        with pytest.raises(ValueError, match="max_displacement of vertex 2 must be finite"):
+            term.update(np.zeros(9), max_displacement=[0.1, 0.0, bad])
 
 
 # ------------------------------------------------------------------------------ moves

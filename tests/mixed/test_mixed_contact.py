@@ -13,7 +13,7 @@ from strandlab.collision.mesh_contact import (
 )
 from strandlab.implicit import NotConvergedWarning
 from strandlab.mixed import MixedSettings, MixedSolver
-from strandlab.mixed.solver import predicted_speed
+from strandlab.mixed.solver import MARGIN_SHARE, predicted_speed
 from strandlab.scenes.meshing import box_tets, grid_triangles
 from strandlab.scenes.mixed_objects import mixed_tunnel
 from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder, SolidMaterial
@@ -213,7 +213,7 @@ def test_kept_pair_list_holds_every_pair_in_contact():
     margins = []
     for _ in range(30):
         sol.step(s, s, sim.dt)
-        assert mc.moved(s.q) <= mc.margin
+        assert mc.excess(s.q) <= 0.0
         fresh.update(s.q)
         kept = {tuple(p) for p in mc.pair_vertices.tolist()}
         assert all(tuple(p) in kept for p in fresh.pair_vertices.tolist())
@@ -222,6 +222,39 @@ def test_kept_pair_list_holds_every_pair_in_contact():
     assert close_steps > 5                        # the cloth folds onto itself
     assert sol.contact_rebuilds < 20 and sol.contact_retries == 0
     assert 5.0 * mc.dhat < max(margins) < 0.05 and margins[-1] < 0.5 * max(margins)
+
+
+def test_each_vertex_keeps_a_margin_for_its_own_motion():
+    # a cloth falling onto a held block: at each rebuild a vertex's margin is dhat / 2 plus
+    # twice its predicted displacement, at least MARGIN_SHARE of the fastest's, so the still
+    # block's vertices have the smallest and the list holds fewer pairs than one margin for
+    # all (the largest) would; the steps end where they do with that wider list
+    scene, cube = _cloth_over_block(0.046)
+    settings = MixedSettings(damping=2.0)
+    sol, ref = MixedSolver(scene, settings), MixedSolver(scene, settings)
+    mc, rmc = sol.system.mesh_contact, ref.system.mesh_contact
+    wide = rmc.update
+    rmc.update = lambda q, max_displacement=0.0: wide(q, max_displacement=np.max(
+        max_displacement))
+    s, r = sol.state(), ref.state()
+    nv = cube.n_vertices
+    listed = [0, 0]
+    checked = 0
+    for _ in range(30):
+        before = sol.contact_rebuilds
+        sol.step(s, s, 0.005)
+        ref.step(r, r, 0.005)
+        if sol.contact_rebuilds > before:
+            d = sol._ahead
+            want = 0.5 * mc.dhat + 2.0 * np.maximum(d, MARGIN_SHARE * d.max())
+            np.testing.assert_allclose(mc.margins, want, rtol=1e-15)
+            assert np.all(mc.margins[:nv] == mc.margins.min()) and d.max() > 0.0
+            checked += 1
+        listed[0] += mc.n_stencils
+        listed[1] += rmc.n_stencils
+        np.testing.assert_allclose(s.q, r.q, rtol=0, atol=1e-9)
+    assert checked >= 3 and sol.contact_retries == 0 and ref.contact_retries == 0
+    assert listed[0] < 0.8 * listed[1]
 
 
 def test_moved_measures_the_drift_since_the_update():
@@ -289,7 +322,7 @@ def test_a_step_leaving_the_margin_is_taken_again_with_a_wider_list():
     ref = MixedSolver(scene, settings)
     rmc = ref.system.mesh_contact
     narrow = rmc.update
-    rmc.update = lambda q, max_displacement=0.0: narrow(q, max_displacement=max(
+    rmc.update = lambda q, max_displacement=0.0: narrow(q, max_displacement=np.maximum(
         max_displacement, 0.03))
     rmc.update(ref.model.q0)
     r = ref.state()
@@ -307,7 +340,7 @@ def test_steps_past_the_margin_four_times_stop_the_run(monkeypatch):
     scene, _ = _cloth_over_block(0.04 + 0.3 * 0.01 * np.sqrt(2.0), n=6)
     sol = MixedSolver(scene, MixedSettings(damping=2.0))
     s = sol.state()
-    with pytest.raises(sl.SimulationDiverged, match="beyond the contact list's margin .* "
+    with pytest.raises(sl.SimulationDiverged, match="beyond its margin in the contact list "
                                                     "after 0 wider tries"):
         sol.step(s, s, 1.0 / 30.0)
 
@@ -318,3 +351,8 @@ def test_predicted_speed_extrapolates_the_last_change():
     # vertex 0: |2 (1, 0, 0) - (3, 0, 0)| = 1; vertex 1: |(0, 5, 6)|; the angle is no vertex
     assert predicted_speed(v, v_prev, 2) == pytest.approx(np.sqrt(61.0), rel=1e-15)
     assert predicted_speed(v, v_prev, 1) == pytest.approx(1.0, rel=1e-15)
+    out = np.full(2, np.nan)
+    assert predicted_speed(v, v_prev, 2, out=out) == pytest.approx(np.sqrt(61.0), rel=1e-15)
+    np.testing.assert_allclose(out, [1.0, np.sqrt(61.0)], rtol=1e-15)
+    with pytest.raises(ValueError, match=r"out must have shape \(2,\)"):
+        predicted_speed(v, v_prev, 2, out=np.zeros(3))

@@ -41,17 +41,18 @@ Gauss-Newton part).  Parallel edges in contact are held by the point-triangle pa
 vertices.
 
 Candidates.  :meth:`MeshContactTerm.update` rebuilds the pair list: every point-triangle pair
-and edge-edge pair closer than ``reach = dhat + 2 delta``, ``delta`` [m] (the ``margin``) a
-bound on how far any vertex moves from where it was at the update while the list is used (the
-two sides of a pair may move towards each other, hence twice), so that every pair that comes
-within ``dhat`` is in the list.  :meth:`MeshContactTerm.moved` measures that distance, so a
+and edge-edge pair closer than its reach ``dhat + m_A + m_B`` (:mod:`.mesh_pairs`, "Reach"),
+with ``m_v`` [m] (the vertices' ``margins``) a bound on how far vertex ``v`` moves from where it
+was at the update while the list is used, so that every pair that comes within ``dhat`` is in
+the list.  :meth:`MeshContactTerm.excess` measures how far a vertex went beyond its margin, so a
 caller can keep a list over several steps (a Verlet list) and check after each solve that no
 vertex left its margin: a step that did may have missed a pair, and a surface moving more than
-``dhat + 2 delta`` across another in one step tunnels through it (an unsigned penalty pushes a
-crossed vertex on through).  The mixed solver (:mod:`strandlab.mixed.solver`) rebuilds when a
-step's predicted displacement would leave the margin, and steps again from the step's start
-with a wider margin when a solve left it.  Never pairs: a vertex and a triangle that contains
-it; two edges that share a vertex.
+its reach across another in one step tunnels through it (an unsigned penalty pushes a crossed
+vertex on through).  The mixed solver (:mod:`strandlab.mixed.solver`) gives each vertex a
+margin from its own predicted displacement (a surface mostly at rest with a fast rim lists
+few pairs), rebuilds when a vertex's predicted displacement would leave its margin, and steps
+again from the step's start with a wider margin when a solve left it.  Never pairs: a vertex
+and a triangle that contains it; two edges that share a vertex.
 
 Moves.  An unsigned penalty does not know on which side a surface was: a vertex that jumps
 across a triangle within one Newton move (a cloth falling faster than ``dhat`` per step; the
@@ -93,6 +94,7 @@ from .mesh_pairs import (
     POINT_TRIANGLE,
     box_gap2,
     find_mesh_pairs,
+    margin_excess,
     max_moved,
     surface_edges,
     vertex_incidence,
@@ -494,8 +496,9 @@ class MeshContactTerm(StencilTerm):
     Attributes: ``dofs`` int64 [n, 12] (the pairs' vertices, slots ``3 j + a``), ``pair_vertices``
     int64 [n, 4], ``pair_kind`` int64 [n] (:data:`POINT_TRIANGLE`, :data:`EDGE_EDGE_PAIR`),
     ``pair_stiffness`` [n] [N/m], ``stiffening`` [V] (each vertex's factor, >= 1),
-    ``saturated`` (:meth:`stiffen`), ``reach`` [m] of the last update, ``version`` (stencil set
-    changes), ``n_active`` (pairs closer than ``dhat`` at the last evaluation).
+    ``saturated`` (:meth:`stiffen`), ``margins`` [V] [m] of the last update, ``margin`` [m] the
+    largest of them and ``reach`` [m] the largest pair reach (``dhat + 2 margin``), ``version``
+    (stencil set changes), ``n_active`` (pairs closer than ``dhat`` at the last evaluation).
     """
 
     dynamic = True
@@ -557,27 +560,40 @@ class MeshContactTerm(StencilTerm):
         self.pair_stiffness = np.zeros(0)
         self.reach = self.dhat
         self.margin = 0.0
+        self.margins = np.zeros(nv)
+        self._no_ahead = np.zeros(nv)
         self._x_built = np.zeros((nv, 3))
         self._q_built = None
         self.version = 0
         self.n_active = 0
 
-    def update(self, q: np.ndarray, *, max_displacement: float = 0.0) -> bool:
-        """Rebuild the pairs at ``q`` [n_dofs] (the step's start): those closer than
-        ``dhat + 2 max_displacement`` [m], ``max_displacement`` (the ``margin``) a bound on how
-        far any vertex moves from ``q`` while the pairs are used (:meth:`moved` measures it).
+    def update(self, q: np.ndarray, *, max_displacement=0.0) -> bool:
+        """Rebuild the pairs at ``q`` [n_dofs] (the step's start): those closer than their
+        reach ``dhat + m_A + m_B`` (:mod:`.mesh_pairs`, "Reach"), ``max_displacement`` [m]
+        (the margins: a float for every vertex, or float [V], one a vertex) a bound on how far
+        each vertex moves from ``q`` while the pairs are used (:meth:`excess` checks it).
         Returns whether the pair set changed (the caller then rebuilds its assembly);
-        ValueError naming a vertex whose position is not finite."""
-        delta = _positive(self.name, "max_displacement", max_displacement, allow_zero=True)
-        q = np.ascontiguousarray(q, dtype=np.float64)
-        need = int(self.vertex_dofs.max()) + 3
-        if q.ndim != 1 or q.size < need:
-            raise ValueError(f"term {self.name!r}: q must be a flat array of at least {need} "
-                             f"entries, got shape {q.shape}")
+        ValueError naming a vertex whose position or margin is not finite, or whose margin is
+        negative."""
+        nv = self.vertex_dofs.size
+        m = np.asarray(max_displacement, dtype=np.float64)
+        if m.ndim == 0:
+            _positive(self.name, "max_displacement", float(m), allow_zero=True)
+            m = np.full(nv, float(m))
+        elif m.shape != (nv,):
+            raise ValueError(f"term {self.name!r}: max_displacement must be a float or one per "
+                             f"vertex [{nv}], got shape {m.shape}")
+        bad = np.nonzero(~(np.isfinite(m) & (m >= 0.0)))[0]
+        if bad.size:
+            raise ValueError(f"term {self.name!r}: max_displacement of vertex {int(bad[0])} "
+                             f"must be finite and >= 0 [m], got {m[bad[0]]!r}")
+        np.copyto(self.margins, m)
+        delta = float(m.max())
         self.reach = self.dhat + 2.0 * delta
         while True:
-            n, bad = find_mesh_pairs(q, self.vertex_dofs, self._pts, self._topo, self.reach,
-                                     self._x, self._w, self._grid, self._pairs, self._kind)
+            n, bad = find_mesh_pairs(q, self.vertex_dofs, self._pts, self._topo,
+                                     (self.dhat, self.margins), self._x, self._w, self._grid,
+                                     self._pairs, self._kind)
             if bad >= 0:
                 raise ValueError(f"term {self.name!r}: vertex {bad} has a non-finite or far-out "
                                  f"position {q[self.vertex_dofs[bad]:self.vertex_dofs[bad] + 3]}")
@@ -622,17 +638,18 @@ class MeshContactTerm(StencilTerm):
 
     def list_state(self) -> dict:
         """The pair list as a checkpoint holds it: the configuration it was built at
-        (``q`` [n_dofs] [m]), its ``margin`` [m] and the vertices' ``stiffening`` [V]; empty
+        (``q`` [n_dofs] [m]), its vertices' ``margins`` [V] [m] and ``stiffening`` [V]; empty
         before the first :meth:`update`."""
         if self._q_built is None:
             return {}
-        return {"q": self._q_built.copy(), "margin": np.float64(self.margin),
+        return {"q": self._q_built.copy(), "margins": self.margins.copy(),
                 "stiffening": self.stiffening.copy()}
 
     def restore_list(self, arrays: dict) -> None:
         """Rebuild the pair list that :meth:`list_state` described (the same pairs in the
         same order: the search is deterministic) with its stiffening factors (all 1 when
-        ``arrays`` has none)."""
+        ``arrays`` has none); one ``margin`` [m] for all vertices instead of ``margins`` is
+        read too."""
         if arrays:
             f = np.asarray(arrays.get("stiffening", np.ones_like(self.stiffening)),
                            dtype=np.float64)
@@ -643,17 +660,24 @@ class MeshContactTerm(StencilTerm):
                                  f"with values {f.min() if f.size else None!r} to "
                                  f"{f.max() if f.size else None!r}")
             self.stiffening[:] = f
-            self.update(np.asarray(arrays["q"], dtype=np.float64),
-                        max_displacement=float(arrays["margin"]))
+            margins = arrays["margins"] if "margins" in arrays else arrays["margin"]
+            self.update(np.asarray(arrays["q"], dtype=np.float64), max_displacement=margins)
             self.pair_stiffness = pair_stiffness(self.stiffness, self.stiffening,
                                                  self.pair_vertices, self.pair_kind)
 
     def moved(self, q: np.ndarray) -> float:
         """The largest distance [m] of a surface vertex at ``q`` from its place at the last
-        :meth:`update` (inf for a non-finite position).  While it stays within ``margin`` the
-        pair list holds every pair closer than ``dhat`` (each side of a pair moved at most
-        ``margin``, so its distance fell by at most twice that from ``reach``)."""
+        :meth:`update` (inf for a non-finite position)."""
         return float(max_moved(q, self.vertex_dofs, self._pts, self._x_built))
+
+    def excess(self, q: np.ndarray, ahead: np.ndarray | None = None) -> float:
+        """How far [m] the vertex that most overshoots its margin is beyond it: the largest
+        ``|x_v - x_v(update)| + ahead[v] - margins[v]`` at ``q`` [n_dofs], ``ahead`` [V] [m]
+        (default 0) a displacement still to come (inf for a non-finite position).  While it
+        is <= 0 the pair list holds every pair closer than ``dhat`` (each side of a pair moved
+        at most its largest margin: :mod:`.mesh_pairs`, "Reach")."""
+        return float(margin_excess(q, self.vertex_dofs, self._pts, self._x_built, self.margins,
+                                   self._no_ahead if ahead is None else ahead))
 
     def max_step(self, q: np.ndarray, dq: np.ndarray) -> float:
         """The part in (0, 1] of the move from ``q`` to ``q + dq`` [n_dofs] along which no

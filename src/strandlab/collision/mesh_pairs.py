@@ -1,16 +1,23 @@
 """The broad phase of mesh contact (:mod:`.mesh_contact`): the point-triangle and edge-edge
 pairs of triangle meshes closer than a reach, and how far the vertices moved since.
 
+Reach.  Each vertex ``v`` has a margin ``m_v`` [m] (how far it may move while the pairs are
+used); a pair's reach is ``dhat + m_A + m_B``, ``m_A`` the largest margin of its first side's
+vertices (the point, or the first edge's two) and ``m_B`` that of the other side's (the
+triangle's three, or the second edge's two).  A pair farther apart than its reach cannot come
+within ``dhat`` while every vertex stays within its margin: each point of a side moves at most
+that side's largest margin.  With one margin for all, every reach is ``dhat + 2 m``.
+
 Broad phase: the hashed uniform grid of :mod:`.grid` over the surface vertices, voxel
-``l_max + reach`` (``l_max`` the longest surface edge).  A point within ``reach`` of a triangle
-is within ``l_max + reach`` of one of its vertices, and two edges within ``reach`` have
-endpoints within ``l_max + reach`` of each other, so searching each vertex's 27 voxels for
-vertices closer than the voxel finds every pair; each pair is reported once, by the first of its
-vertex pairs (in a fixed order) that are that close, and kept when the bounding boxes of its two
-primitives are closer than ``reach`` (the distance between the boxes, a lower bound of the
-pair's; the same bound skips the exact distance of a pair farther than ``dhat`` in an
-evaluation and of a move too short to reach it) and its exact distance is below ``reach``.
-The search allocates nothing; its buffers grow outside the step when they overflow.
+``l_max + r_max`` (``l_max`` the longest surface edge, ``r_max`` the largest reach).  A point
+within ``r_max`` of a triangle is within ``l_max + r_max`` of one of its vertices, and two edges
+within ``r_max`` have endpoints within ``l_max + r_max`` of each other, so searching each
+vertex's 27 voxels for vertices closer than the voxel finds every pair; each pair is reported
+once, by the first of its vertex pairs (in a fixed order) that are that close, and kept when the
+bounding boxes of its two primitives are closer than its reach (the distance between the boxes,
+a lower bound of the pair's; the same bound skips the exact distance of a pair farther than
+``dhat`` in an evaluation and of a move too short to reach it) and its exact distance is below
+its reach.  The search allocates nothing; its buffers grow outside the step when they overflow.
 
 Pairs (:data:`POINT_TRIANGLE`: vertices ``(p, t0, t1, t2)``; :data:`EDGE_EDGE_PAIR`: ``(a0, a1,
 b0, b1)``) never hold a vertex and a triangle that contains it, or two edges that share a
@@ -30,8 +37,8 @@ from .triangle_distance import (
     squared_distance,
 )
 
-__all__ = ["box_gap2", "find_mesh_pairs", "max_moved", "surface_edges", "vertex_incidence",
-           "POINT_TRIANGLE", "EDGE_EDGE_PAIR"]
+__all__ = ["box_gap2", "find_mesh_pairs", "max_moved", "margin_excess", "surface_edges",
+           "vertex_incidence", "POINT_TRIANGLE", "EDGE_EDGE_PAIR"]
 
 POINT_TRIANGLE = 0   #: Pair kind: vertices (p, t0, t1, t2)
 EDGE_EDGE_PAIR = 1   #: Pair kind: vertices (a0, a1, b0, b1)
@@ -85,6 +92,25 @@ def max_moved(q_in, vertex_dofs, pts, x_ref):
                 return math.inf
             worst = d2
     return math.sqrt(worst)
+
+
+@njit(cache=True, _nrt=False)
+def margin_excess(q_in, vertex_dofs, pts, x_ref, margin_in, ahead_in):
+    """Largest ``|x_v - x_ref[v]| + ahead_in[v] - margin_in[v]`` [m] over the grid vertices
+    (``x_v`` at ``q_in``): how far the vertex that most overshoots its margin is beyond it,
+    ``ahead_in`` [V] a further displacement to allow for; <= 0 when every vertex is within its
+    margin (inf when a coordinate is not finite)."""
+    worst = -math.inf
+    for i in range(pts.shape[0]):
+        v = pts[i]
+        d2 = 0.0
+        for a in range(3):
+            d = q_in[vertex_dofs[v] + a] - x_ref[v, a]
+            d2 += d * d
+        if not math.isfinite(d2):
+            return math.inf
+        worst = max(worst, math.sqrt(d2) + ahead_in[v] - margin_in[v])
+    return worst
 
 
 @njit(cache=True, _nrt=False)
@@ -147,15 +173,19 @@ def _close(q_in, vd, kind, a, b, c, d, reach, w_scratch):
 
 
 @njit(cache=True, _nrt=False)
-def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out, n):
+def _pairs_of(q_in, vd, x, topo, i, j, v2, reach_in, w_scratch, pairs_out, kind_out, n):
     """Pairs reported by the vertex pair ``(i, j)`` (closer than the voxel): ``i`` against the
-    triangles at ``j``, the edges at ``i`` against those at ``j``."""
+    triangles at ``j``, the edges at ``i`` against those at ``j``; ``reach_in`` is ``(dhat,
+    margins [V])`` (module docstring, "Reach")."""
     tri, edges, vt_ptr, vt_idx, ve_ptr, ve_idx = topo
+    dhat, m = reach_in
     for u in range(vt_ptr[j], vt_ptr[j + 1]):
         t = vt_idx[u]
         a, b, c = tri[t, 0], tri[t, 1], tri[t, 2]
-        if i == a or i == b or i == c or box_gap2(q_in, vd[i], vd[a], vd[b], vd[c],
-                                                   POINT_TRIANGLE) >= reach * reach:
+        if i == a or i == b or i == c:
+            continue
+        reach = dhat + m[i] + max(m[a], m[b], m[c])
+        if box_gap2(q_in, vd[i], vd[a], vd[b], vd[c], POINT_TRIANGLE) >= reach * reach:
             continue
         if _first_near_vertex(x, i, tri, t, v2) != j:
             continue
@@ -169,6 +199,7 @@ def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out
             c, d = edges[f, 0], edges[f, 1]
             if f <= e or a == c or a == d or b == c or b == d:
                 continue
+            reach = dhat + max(m[a], m[b]) + max(m[c], m[d])
             if box_gap2(q_in, vd[a], vd[b], vd[c], vd[d], EDGE_EDGE_PAIR) >= reach * reach:
                 continue
             ni, nj = _first_near_pair(x, e, f, edges, v2)
@@ -180,7 +211,7 @@ def _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out, kind_out
 
 
 @njit(cache=True, _nrt=False)
-def _search_vertex(q_in, vd, x, topo, grid, i, voxel, reach, w_scratch, pairs_out, kind_out,
+def _search_vertex(q_in, vd, x, topo, grid, i, voxel, reach_in, w_scratch, pairs_out, kind_out,
                    n):
     """Pairs reported from vertex ``i``: the vertices of its 27 voxels closer than ``voxel``."""
     mask = grid.cell_fill.shape[0] - 1
@@ -199,20 +230,22 @@ def _search_vertex(q_in, vd, x, topo, grid, i, voxel, reach, w_scratch, pairs_ou
                     j = grid.cell_items[k]
                     if j == i or _d2(x, i, j) >= v2:
                         continue
-                    n = _pairs_of(q_in, vd, x, topo, i, j, v2, reach, w_scratch, pairs_out,
+                    n = _pairs_of(q_in, vd, x, topo, i, j, v2, reach_in, w_scratch, pairs_out,
                                   kind_out, n)
     return n
 
 
 @njit(cache=True, _nrt=False)
-def find_mesh_pairs(q_in, vertex_dofs, pts, topo, reach, x_scratch, w_scratch, grid,
+def find_mesh_pairs(q_in, vertex_dofs, pts, topo, reach_in, x_scratch, w_scratch, grid,
                     pairs_out, kind_out):
-    """Point-triangle and edge-edge pairs closer than ``reach`` [m] (module docstring).
+    """Point-triangle and edge-edge pairs closer than their reach (module docstring).
 
     q_in : positions, vertex ``v`` at ``q_in[vertex_dofs[v] + 0:3]`` [m].
     pts : int64 [G], the vertices of the surface.
     topo : ``(triangles [F, 3], edges [E, 2], vt_ptr, vt_idx, ve_ptr, ve_idx)``: the
         triangles and edges at each vertex as CSR lists.
+    reach_in : ``(dhat, margins)``: the contact thickness [m] and each vertex's margin
+        float64 [V] [m] (module docstring, "Reach").
     x_scratch [V, 3], w_scratch [>= 1, 12], grid (:func:`~.grid.make_point_grid` of ``pts``):
         work memory.
     pairs_out int64 [K, 4], kind_out int64 [K]: the first ``min(n, K)`` pairs and kinds.
@@ -223,13 +256,16 @@ def find_mesh_pairs(q_in, vertex_dofs, pts, topo, reach, x_scratch, w_scratch, g
     bad = _gather(q_in, vertex_dofs, pts, x_scratch)
     if bad >= 0:
         return 0, bad
-    voxel = _longest_edge(x_scratch, topo[0], topo[1]) + reach
+    top = 0.0
+    for u in range(pts.shape[0]):
+        top = max(top, reach_in[1][pts[u]])
+    voxel = _longest_edge(x_scratch, topo[0], topo[1]) + reach_in[0] + 2.0 * top
     bad = build_point_grid(x_scratch, pts, voxel, grid)
     if bad >= 0:
         return 0, bad
     n = 0
     for u in range(pts.shape[0]):
-        n = _search_vertex(q_in, vertex_dofs, x_scratch, topo, grid, pts[u], voxel, reach,
+        n = _search_vertex(q_in, vertex_dofs, x_scratch, topo, grid, pts[u], voxel, reach_in,
                            w_scratch, pairs_out, kind_out, n)
     return n, -1
 

@@ -41,29 +41,42 @@ CONTACT_RETRIES = 4
 """Times a step is taken again with a wider surface-pair margin before the solver stops with
 :class:`SimulationDiverged` (:meth:`MixedSolver._contact_step`)."""
 
+MARGIN_SHARE = 0.5
+"""Each vertex's surface-pair margin covers at least this share of the fastest vertex's
+predicted displacement (:meth:`MixedSolver._contact_step`): a slow vertex can be set moving
+within a step by a fast neighbour, and a step that leaves a margin is taken again."""
+
 MAX_CUTBACKS = 8
 """The most halvings of an unconverged step (:class:`MixedSettings` ``cutbacks``): a step of
 1/256 of its length."""
 
 
-def predicted_speed(v: np.ndarray, v_prev: np.ndarray, n_vertices: int) -> float:
+def predicted_speed(v: np.ndarray, v_prev: np.ndarray, n_vertices: int,
+                    out: np.ndarray | None = None) -> float:
     """The largest vertex speed [m/s] extrapolated one step on, ``max |2 v - v_prev|`` over the
     first ``n_vertices`` vertices of the velocities ``v`` and those of the step before,
     ``v_prev`` (flat, 3 per vertex first): ``h`` times it predicts a step's displacement, the
-    speed's change included (a fall from rest moves ``g h^2`` in a step)."""
-    return float(_predicted_speed(v, v_prev, int(n_vertices)))
+    speed's change included (a fall from rest moves ``g h^2`` in a step).  ``out`` float
+    [n_vertices]: each vertex's extrapolated speed [m/s], when given."""
+    nv = int(n_vertices)
+    if out is None:
+        out = np.empty(nv)
+    elif out.shape != (nv,):
+        raise ValueError(f"out must have shape ({nv},), got {out.shape}")
+    return float(_predicted_speed(v, v_prev, nv, out))
 
 
-@njit(cache=True)
-def _predicted_speed(v, v_prev, nv):
+@njit(cache=True, _nrt=False)
+def _predicted_speed(v, v_prev, nv, speed_out):
     worst = 0.0
     for i in range(nv):
         s2 = 0.0
         for a in range(3):
             w = 2.0 * v[3 * i + a] - v_prev[3 * i + a]
             s2 += w * w
-        worst = max(worst, s2)
-    return math.sqrt(worst)
+        speed_out[i] = math.sqrt(s2)
+        worst = max(worst, speed_out[i])
+    return worst
 
 
 @dataclass(frozen=True)
@@ -217,6 +230,8 @@ class MixedSolver:
         self._de_dof1 = np.ascontiguousarray(3 * m.rod_edges[m.drive_edge, 1])
         self._de_want = np.zeros((len(m.drive_edge), 3))
         self._v_start = np.zeros(nd)   # the last contact step's start velocity (predictions)
+        self._ahead = np.zeros(nv)     # each vertex's predicted displacement [m] in a step
+        self._want = np.zeros(nv)      # and the contact margin it asks for [m]
         self._q_n = np.zeros(nd)       # the step's start: a retry's restart, BDF2's history
         self._v_n = np.zeros(nd)
         self.contact_rebuilds = 0      # surface pair lists built
@@ -435,17 +450,22 @@ class MixedSolver:
 
     def _contact_step(self, s: MixedState, h: float, q_fixed, history) -> None:
         """The implicit step with the surface pairs kept as a Verlet list (docs/mixed.md,
-        "Contact"): rebuilt at the step's start with the margin ``dhat / 2 + 2 d`` when
-        the vertices' drift since the last rebuild plus the predicted displacement ``d``
-        (:func:`predicted_speed` times ``h``) would leave the list's margin, or when the
-        margin is more than twice that (a list kept from faster motion holds needless
-        pairs); after the solve, a vertex that left the margin may have met a surface
-        the list lacks, so the step is taken again from its start with the pairs rebuilt
-        there, the margin ``dhat / 2`` plus twice that distance."""
+        "Contact"): rebuilt at the step's start, each vertex's margin ``dhat / 2 + 2
+        max(d_v, MARGIN_SHARE d_max)`` (``d_v`` its predicted displacement,
+        :func:`predicted_speed` times ``h``, ``d_max`` the largest), when a vertex's drift
+        since the last rebuild plus ``d_v`` would leave its margin, or when the largest margin
+        is more than twice the largest wanted now (a list kept from faster motion holds
+        needless pairs); after the solve, a vertex that left its margin may have met a
+        surface the list lacks, so the step is taken again from its start with the pairs
+        rebuilt there, every margin ``dhat / 2`` plus twice the largest drift."""
         mc = self.system.mesh_contact
-        predicted = h * predicted_speed(s.v, self._v_start, self.model.n_vertices)
-        want = 0.5 * mc.dhat + 2.0 * predicted
-        if mc.moved(s.q) + predicted > mc.margin or mc.margin > 2.0 * want:
+        ahead, want = self._ahead, self._want
+        fastest = h * predicted_speed(s.v, self._v_start, self.model.n_vertices, out=ahead)
+        ahead *= h
+        np.maximum(ahead, MARGIN_SHARE * fastest, out=want)
+        want *= 2.0
+        want += 0.5 * mc.dhat
+        if mc.excess(s.q, ahead) > 0.0 or mc.margin > 2.0 * (0.5 * mc.dhat + 2.0 * fastest):
             mc.update(s.q, max_displacement=want)
             self.contact_rebuilds += 1
         np.copyto(self._v_start, s.v)
@@ -453,13 +473,14 @@ class MixedSolver:
             self.last_info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=self._f,
                                                   fixed=self._fixed, q_fixed=q_fixed,
                                                   history=history)
-            moved = mc.moved(s.q)
-            if moved <= mc.margin:
+            over = mc.excess(s.q)
+            if over <= 0.0:
                 self.contact_stiffened += mc.stiffen(s.q)
                 if mc.saturated >= 0 and not self._warned_saturated:
                     self._warn_saturated(s, h, mc)
                 return
-            if attempt == CONTACT_RETRIES or not math.isfinite(moved):
+            moved = mc.moved(s.q)
+            if attempt == CONTACT_RETRIES or not math.isfinite(over):
                 break
             np.copyto(s.q, self._q_n)                    # again, with a wider margin
             np.copyto(s.v, self._v_n)
@@ -469,8 +490,8 @@ class MixedSolver:
             self.contact_rebuilds += 1
             self.contact_retries += 1
         raise SimulationDiverged(s.step + 1, s.time + h, 0, -1,
-                                 what=f"a vertex moved {moved:.3g} m in one step, beyond the "
-                                      f"contact list's margin {mc.margin:.3g} m after "
+                                 what=f"a vertex moved {moved:.3g} m in one step, {over:.3g} m "
+                                      f"beyond its margin in the contact list after "
                                       f"{CONTACT_RETRIES} wider tries",
                                  where="the simplicial meshes")
 
