@@ -283,7 +283,7 @@ def test_each_pair_reaches_as_far_as_its_vertices_margins():
     # subset of the uniform list at the largest margin, and that list again at a uniform array
     rng = np.random.default_rng(5)
     total = fewer = 0
-    for trial in range(3):
+    for _ in range(3):
         patches = [_patch(5, 0.02, origin=rng.uniform(0, 0.03, 3), rotation=_rotation(rng),
                           noise=0.2, rng=rng) for _ in range(2)]
         P, T = _join(*patches)
