@@ -360,6 +360,9 @@ def test_bad_input_is_named():
     for bad in (-0.1, np.nan, np.inf):
         with pytest.raises(ValueError, match="max_displacement of vertex 2 must be finite"):
             term.update(np.zeros(9), max_displacement=[0.1, 0.0, bad])
+    for q in (np.zeros(8), np.zeros((3, 3))):
+        with pytest.raises(ValueError, match="q must be a flat array of at least 9 entries"):
+            term.update(q)
 
 
 # ------------------------------------------------------------------------------ moves

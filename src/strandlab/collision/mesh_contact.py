@@ -587,6 +587,11 @@ class MeshContactTerm(StencilTerm):
         if bad.size:
             raise ValueError(f"term {self.name!r}: max_displacement of vertex {int(bad[0])} "
                              f"must be finite and >= 0 [m], got {m[bad[0]]!r}")
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        need = int(self.vertex_dofs.max()) + 3
+        if q.ndim != 1 or q.size < need:
+            raise ValueError(f"term {self.name!r}: q must be a flat array of at least {need} "
+                             f"entries, got shape {q.shape}")
         np.copyto(self.margins, m)
         delta = float(m.max())
         self.reach = self.dhat + 2.0 * delta
