@@ -77,16 +77,22 @@ def _gather(q_in, vertex_dofs, pts, x_out):
 
 
 @njit(cache=True, _nrt=False)
+def _drift2(q_in, vertex_dofs, v, x_ref):
+    """Squared distance [m^2] of vertex ``v`` at ``q_in`` from its row of ``x_ref``."""
+    d2 = 0.0
+    for a in range(3):
+        d = q_in[vertex_dofs[v] + a] - x_ref[v, a]
+        d2 += d * d
+    return d2
+
+
+@njit(cache=True, _nrt=False)
 def max_moved(q_in, vertex_dofs, pts, x_ref):
     """Largest distance [m] of a grid vertex at ``q_in`` from its row of ``x_ref`` [V, 3] (inf
     when a coordinate is not finite)."""
     worst = 0.0
     for i in range(pts.shape[0]):
-        v = pts[i]
-        d2 = 0.0
-        for a in range(3):
-            d = q_in[vertex_dofs[v] + a] - x_ref[v, a]
-            d2 += d * d
+        d2 = _drift2(q_in, vertex_dofs, pts[i], x_ref)
         if not (d2 <= worst):
             if not math.isfinite(d2):
                 return math.inf
@@ -103,10 +109,7 @@ def margin_excess(q_in, vertex_dofs, pts, x_ref, margin_in, ahead_in):
     worst = -math.inf
     for i in range(pts.shape[0]):
         v = pts[i]
-        d2 = 0.0
-        for a in range(3):
-            d = q_in[vertex_dofs[v] + a] - x_ref[v, a]
-            d2 += d * d
+        d2 = _drift2(q_in, vertex_dofs, v, x_ref)
         if not math.isfinite(d2):
             return math.inf
         worst = max(worst, math.sqrt(d2) + ahead_in[v] - margin_in[v])
