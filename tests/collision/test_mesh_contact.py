@@ -298,6 +298,8 @@ def test_each_pair_reaches_as_far_as_its_vertices_margins():
         assert got == _brute_force(P, T, term.edges, dhat, margins)
         assert term.margin == margins.max() and term.reach == dhat + 2 * margins.max()
         np.testing.assert_array_equal(term.margins, margins)
+        term.update(q, max_displacement=np.repeat(margins, 2)[::2])     # a strided view
+        assert _listed(term) == got
         uniform = MeshContactTerm(triangles=T, vertex_dofs=dofs, stiffness=1.0, dhat=dhat)
         uniform.update(q, max_displacement=margins.max())
         assert got <= _listed(uniform)
@@ -351,8 +353,11 @@ def test_bad_input_is_named():
         with pytest.raises(ValueError, match=match):
             MeshContactTerm(**{**ok, **change})
     term = MeshContactTerm(**ok)
+    term.update(np.zeros(9), max_displacement=[0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="vertex 1 has a non-finite"):
-        term.update(np.array([0, 0, 0, np.nan, 0, 0, 0, 1, 0.0]))
+        term.update(np.array([0, 0, 0, np.nan, 0, 0, 0, 1, 0.0]), max_displacement=0.5)
+    np.testing.assert_array_equal(term.margins, [0.1, 0.2, 0.3])   # nothing half-written
+    assert term.margin == 0.3 and term.reach == pytest.approx(0.61, rel=1e-15)
     with pytest.raises(ValueError, match="max_displacement"):
         term.update(np.zeros(9), max_displacement=-1.0)
     with pytest.raises(ValueError, match=r"one per vertex \[3\], got shape \(2,\)"):

@@ -558,8 +558,6 @@ class MeshContactTerm(StencilTerm):
         self.pair_vertices = np.zeros((0, 4), dtype=np.int64)
         self.pair_kind = np.zeros(0, dtype=np.int64)
         self.pair_stiffness = np.zeros(0)
-        self.reach = self.dhat
-        self.margin = 0.0
         self.margins = np.zeros(nv)
         self._no_ahead = np.zeros(nv)
         self._x_built = np.zeros((nv, 3))
@@ -583,6 +581,7 @@ class MeshContactTerm(StencilTerm):
         elif m.shape != (nv,):
             raise ValueError(f"term {self.name!r}: max_displacement must be a float or one per "
                              f"vertex [{nv}], got shape {m.shape}")
+        m = np.ascontiguousarray(m)
         bad = np.nonzero(~(np.isfinite(m) & (m >= 0.0)))[0]
         if bad.size:
             raise ValueError(f"term {self.name!r}: max_displacement of vertex {int(bad[0])} "
@@ -592,13 +591,9 @@ class MeshContactTerm(StencilTerm):
         if q.ndim != 1 or q.size < need:
             raise ValueError(f"term {self.name!r}: q must be a flat array of at least {need} "
                              f"entries, got shape {q.shape}")
-        np.copyto(self.margins, m)
-        delta = float(m.max())
-        self.reach = self.dhat + 2.0 * delta
         while True:
-            n, bad = find_mesh_pairs(q, self.vertex_dofs, self._pts, self._topo,
-                                     (self.dhat, self.margins), self._x, self._w, self._grid,
-                                     self._pairs, self._kind)
+            n, bad = find_mesh_pairs(q, self.vertex_dofs, self._pts, self._topo, (self.dhat, m),
+                                     self._x, self._w, self._grid, self._pairs, self._kind)
             if bad >= 0:
                 raise ValueError(f"term {self.name!r}: vertex {bad} has a non-finite or far-out "
                                  f"position {q[self.vertex_dofs[bad]:self.vertex_dofs[bad] + 3]}")
@@ -613,7 +608,7 @@ class MeshContactTerm(StencilTerm):
         if self._q_built is None or self._q_built.shape != q.shape:
             self._q_built = np.empty_like(q)
         np.copyto(self._q_built, q)
-        self.margin = delta
+        np.copyto(self.margins, m)
         pairs, kind = self._pairs[:n], self._kind[:n]
         if np.array_equal(pairs, self.pair_vertices) and np.array_equal(kind, self.pair_kind):
             return False
@@ -625,6 +620,16 @@ class MeshContactTerm(StencilTerm):
         self._hess_seen = None
         self.version += 1
         return True
+
+    @property
+    def margin(self) -> float:
+        """The largest of the vertices' ``margins`` [m] (0 before the first update)."""
+        return float(self.margins.max())
+
+    @property
+    def reach(self) -> float:
+        """The largest pair reach [m], ``dhat + 2 margin``: no listed pair is farther apart."""
+        return self.dhat + 2.0 * self.margin
 
     def stiffen(self, q: np.ndarray) -> int:
         """At ``q`` [n_dofs] (the end of a step): multiply the stiffening factor of every vertex
