@@ -8,7 +8,7 @@ import pytest
 
 import strandlab
 from strandlab import cli
-from strandlab.cli import main, max_edge_strain
+from strandlab.cli import main, max_edge_strain, mesh_edge_strains
 from strandlab.io.trajectory import load_trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,6 +165,47 @@ def test_max_edge_strain():
         np.sqrt(5.0) - 1.0)
     assert max_edge_strain(np.stack([p0, p2]), [0, 3, 6], [False, False]) == pytest.approx(0.0)
     assert max_edge_strain(np.stack([p0, p0]), [0, 3, 6], [False, True]) == 0.0
+
+def test_mesh_edge_strains_by_kind():
+    # a rod edge 0-1, a triangle 0-1-2 sharing it, a tetrahedron 3-4-5-6; frame 1 stretches
+    # the rod edge by 2 % (vertex 1 moves along it), frame 2 moves vertex 6 up by 5 %
+    p0 = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0],
+                   [5, 0, 0], [6, 0, 0], [5, 1, 0], [5, 0, 1]], float)
+    p1 = p0.copy()
+    p1[1, 0] = 1.02
+    p2 = p0.copy()
+    p2[6, 2] = 1.05
+    seg, tri, tet = [[0, 1]], [[0, 1, 2]], [[3, 4, 5, 6]]
+    s = mesh_edge_strains(np.stack([p0, p1, p2]), seg, tri, tet)
+    assert set(s) == {"segments", "triangles", "tetrahedra"}
+    assert s["segments"] == pytest.approx(0.02)
+    # the triangle's edge 1-2 too: from sqrt(2) to sqrt(1.02^2 + 1)
+    assert s["triangles"] == pytest.approx(max(0.02, np.hypot(1.02, 1.0) / np.sqrt(2) - 1))
+    # the tetrahedron's edges 3-6 (5 %), 4-6 and 5-6 (from sqrt(2) to sqrt(1 + 1.05^2))
+    assert s["tetrahedra"] == pytest.approx(0.05)
+    # kinds absent are left out; a frame that moves nothing strains nothing
+    assert mesh_edge_strains(np.stack([p0, p0]), np.zeros((0, 2)), tri, np.zeros((0, 4))) == {
+        "triangles": 0.0}
+    assert mesh_edge_strains(np.stack([p0]), np.zeros((0, 2)), np.zeros((0, 3)),
+                             np.zeros((0, 4))) == {}
+
+
+def test_run_summary_names_the_strain_of_mesh_edges(tmp_path, capsys):
+    # a mixed scene's trajectory has no strands: the summary gives its mesh edges' strains
+    out = tmp_path / "c"
+    code = main(["run", "mixed_connection", "--frames", "2", "--out", str(out)])
+    assert code == 0
+    line = next(t for t in capsys.readouterr().out.splitlines() if "max edge strain" in t)
+    assert "strands" not in line
+    with load_trajectory(out / "trajectory.h5") as traj:
+        want = mesh_edge_strains(traj.extra_points, traj.extra_segments, traj.extra_triangles,
+                                 traj.extra_tetrahedra)
+    names = {"segments": "rod edges", "triangles": "triangle edges",
+             "tetrahedra": "tetrahedron edges"}
+    assert want and max(want.values()) > 0.0
+    for kind, value in want.items():
+        assert f"{names[kind]} {value:.3e}" in line
+
 
 def test_scenes_lists_every_built_in_scene(capsys):
     from strandlab import scenes

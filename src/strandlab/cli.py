@@ -34,8 +34,8 @@ import numpy as np
 from .sim.runner import simulate
 from .sim.validate import SimulationDiverged
 
-__all__ = ["main", "build_parser", "max_edge_strain", "EXIT_USAGE", "EXIT_DIVERGED",
-           "EXIT_OUTPUT"]
+__all__ = ["main", "build_parser", "max_edge_strain", "mesh_edge_strains", "EXIT_USAGE",
+           "EXIT_DIVERGED", "EXIT_OUTPUT"]
 
 EXIT_OUTPUT = 1     #: the results could not be written
 EXIT_USAGE = 2      #: unknown scene, malformed file or invalid option
@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``strandlab`` command."""
     p = argparse.ArgumentParser(prog=_PROG, description="Simulate elastic strands "
                                 "(position-based rods, discrete elastic rods, chain shape "
-                                "matching).")
+                                "matching) and objects of rods, shells and solids on one "
+                                "simplicial mesh.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     sub.add_parser("scenes", help="list the built-in scenes")
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dt", type=_positive_float, metavar="S", help="time step [s]")
     run.add_argument("--solver", metavar="NAME",
                      help="run the scene with another solver (its default settings): "
-                          "'pbd', 'der' or 'csm'")
+                          "'pbd', 'der', 'csm' or 'mixed'")
     run.add_argument("--rest", type=Path, metavar="FILE",
                      help="with a hair file: the rest-shape file of 'strandlab sagfree'")
     run.add_argument("--scale", type=_positive_float, default=1.0, metavar="S",
@@ -237,7 +238,6 @@ def max_edge_strain(positions, strand_offsets, closed) -> float:
     """
     offsets = np.asarray(strand_offsets, dtype=np.int64)
     closed = np.asarray(closed, dtype=bool)
-    nv = int(offsets[-1])
     i0, i1 = [], []
     for s in range(len(offsets) - 1):
         a, b = int(offsets[s]), int(offsets[s + 1])
@@ -248,9 +248,41 @@ def max_edge_strain(positions, strand_offsets, closed) -> float:
         if closed[s]:
             i0.append(np.array([b - 1]))
             i1.append(np.array([a]))
-    if not i0 or nv == 0:
+    if not i0 or int(offsets[-1]) == 0:
         return 0.0
-    i0, i1 = np.concatenate(i0), np.concatenate(i1)
+    return _largest_strain(positions, np.c_[np.concatenate(i0), np.concatenate(i1)])
+
+
+def mesh_edge_strains(points, segments, triangles, tetrahedra) -> dict:
+    """Largest ``|l / l0 - 1|`` over all frames of the edges of each kind of mesh cell
+    (dimensionless; ``l0``: the lengths at frame 0), for a trajectory's mesh parts: ``points``
+    [frames, X, 3] (its ``extra_points``, an array or a lazy field), ``segments`` [n, 2] (rod
+    edges of a simplicial mesh), ``triangles`` [n, 3], ``tetrahedra`` [n, 4] (vertex indices
+    into ``points``).  Returns ``{"segments": ..., "triangles": ..., "tetrahedra": ...}`` for
+    the kinds present (an edge shared by two cells counted once per kind).
+
+    >>> p0 = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)
+    >>> p1 = p0 * [1.02, 1.0, 1.0]
+    >>> s = mesh_edge_strains(np.stack([p0, p1]), [[0, 1]], [[0, 1, 2]], np.zeros((0, 4)))
+    >>> {k: round(v, 4) for k, v in s.items()}
+    {'segments': 0.02, 'triangles': 0.02}
+    """
+    out = {}
+    for name, cells in (("segments", segments), ("triangles", triangles),
+                        ("tetrahedra", tetrahedra)):
+        cells = np.asarray(cells, dtype=np.int64)
+        if cells.size == 0:
+            continue
+        k = cells.shape[1]
+        pairs = np.concatenate([cells[:, [a, b]] for a in range(k) for b in range(a + 1, k)])
+        out[name] = _largest_strain(points, np.unique(np.sort(pairs, axis=1), axis=0))
+    return out
+
+
+def _largest_strain(positions, edges: np.ndarray) -> float:
+    """Largest ``|l / l0 - 1|`` over the ``edges`` [E, 2] and frames of ``positions``, ``l0``
+    the lengths at frame 0 (edges of zero length there are skipped)."""
+    i0, i1 = edges[:, 0], edges[:, 1]
     rest = None
     worst = 0.0
     for k in range(len(positions)):
@@ -374,7 +406,13 @@ def _summary(sim, traj, stats, wall: float, out_dir: Path, out) -> None:
     print(f"{sim.name}: {sim.frames} frames ({stats.steps} steps of {sim.dt:.4g} s) in "
           f"{wall:.2f} s wall time; steady rate {steady} (first step, with kernel compilation "
           f"on a cold cache: {stats.first_step_s:.2f} s)", file=out)
-    print(f"max edge strain: {strain:.3e}", file=out)
+    mesh = mesh_edge_strains(traj.extra_points, traj.extra_segments, traj.extra_triangles,
+                             traj.extra_tetrahedra)
+    kinds = {"segments": "rod edges", "triangles": "triangle edges",
+             "tetrahedra": "tetrahedron edges"}
+    parts = ([f"strands {strain:.3e}"] if traj.n_strands or not mesh else []) + [
+        f"{kinds[k]} {v:.3e}" for k, v in mesh.items()]
+    print("max edge strain: " + ", ".join(parts), file=out)
     print(f"output: {out_dir}", file=out)
 
 
