@@ -7,7 +7,9 @@ iteration, then, at the state reached, the best of ``--repeat`` calls of what ev
 does at least once: every term evaluated with its Hessian (the rods' frames prepared first),
 every term evaluated without (a line search trial), the Hessians scattered into the sparse
 matrix, one numeric factorisation of the reduced matrix by QDLDL and by CHOLMOD (through
-cvxopt, in the order the sparse solver takes for it), and one solve with each.  The budget is
+cvxopt, in the order the sparse solver takes for it), and one solve with each; then the entries
+of CHOLMOD's factor ``L`` and the rate of its factorisation (``sum(c_j^2)`` over the columns'
+counts ``c_j``, about its floating-point operations, over its time).  The budget is
 the paper's time a frame over 10, divided by the iterations a frame.  Run with one thread
 (``NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``, set here before the imports when not given).
 
@@ -72,6 +74,8 @@ def floor(case, frames: int, repeat: int) -> dict:
     for label, f in (("qdldl", QdldlFactor()), ("cholmod", SupernodalFactor(nested=nested))):
         out[label] = _best_ms(lambda f=f: f.factor(A, scale, 0.0), repeat)
         out[label + "_solve"] = _best_ms(lambda f=f: f.solve(b), 3 * repeat)
+    c = f.column_counts().astype(np.float64)     # CHOLMOD's factor
+    out["l_entries"], out["flops"] = int(c.sum()), float(np.sum(c * c))
     return out
 
 
@@ -89,15 +93,15 @@ def main(argv=None):
                          f"{', '.join(c.name for c in CASES)}")
     print(f"{'object':12s} {'DOFs':>5s} {'it/frame':>8s} {'ms/frame':>8s} {'ms/it':>6s} "
           f"{'budget/it':>9s} {'Hessians':>8s} {'gradients':>9s} {'assembly':>8s} "
-          f"{'QDLDL':>7s} {'CHOLMOD':>7s} {'solves':>13s}")
+          f"{'QDLDL':>7s} {'CHOLMOD':>7s} {'solves':>13s} {'L entries':>9s} {'GFlop/s':>7s}")
     for case in cases:
         r = floor(case, a.frames, a.repeat)
         budget = r["paper"] / 10.0 / r["iterations"]
         print(f"{case.name:12s} {r['dofs']:5d} {r['iterations']:8.1f} {r['cpu']:8.1f} "
               f"{r['cpu'] / r['iterations']:6.2f} {budget:9.2f} {r['hessians']:8.3f} "
               f"{r['gradients']:9.3f} {r['assembly']:8.3f} {r['qdldl']:7.3f} "
-              f"{r['cholmod']:7.3f} {r['qdldl_solve']:6.3f}/{r['cholmod_solve']:6.3f}",
-              flush=True)
+              f"{r['cholmod']:7.3f} {r['qdldl_solve']:6.3f}/{r['cholmod_solve']:6.3f} "
+              f"{r['l_entries']:9d} {r['flops'] / r['cholmod'] / 1e6:7.2f}", flush=True)
 
 
 if __name__ == "__main__":

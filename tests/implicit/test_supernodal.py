@@ -41,6 +41,28 @@ def test_solves_match_the_dense_solve_and_refactor_on_the_same_pattern():
                                atol=1e-12)
 
 
+def test_column_counts_are_those_of_the_cholesky_factor():
+    rng = np.random.default_rng(63)
+    A = spd(200, rng, density=0.02)
+    f = SupernodalFactor()
+    with pytest.raises(RuntimeError, match="no successful factorisation"):
+        f.column_counts()
+    assert f.factor(A)[0]
+    c = f.column_counts()
+    # the dense Cholesky factor of A in CHOLMOD's order: its non-zeros per column lie within
+    # the stored ones (relaxed supernodes store zeros too), and every column its diagonal
+    p = f.perm
+    Ld = np.linalg.cholesky(A.toarray()[np.ix_(p, p)])
+    nz = (np.abs(Ld) > 1e-14 * np.abs(Ld).max()).sum(axis=0)
+    assert c.shape == (200,) and c.dtype == np.int64
+    assert np.all(c >= nz) and np.all(c >= 1) and np.all(c <= 200 - np.arange(200))
+    assert nz.sum() > np.count_nonzero(sp.tril(A).toarray())      # fill: more than A's
+    # a diagonal matrix factors with one entry a column
+    D = sp.diags(rng.uniform(1.0, 2.0, 30)).tocsc()
+    assert f.factor(D)[0]
+    np.testing.assert_array_equal(f.column_counts(), np.ones(30, dtype=np.int64))
+
+
 def test_a_new_pattern_is_analysed_again():
     rng = np.random.default_rng(61)
     f = SupernodalFactor()

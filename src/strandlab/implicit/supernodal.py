@@ -185,6 +185,18 @@ class SupernodalFactor:
         self._good = slot
         return True, "", -1
 
+    def column_counts(self) -> np.ndarray:
+        """The stored entries of each column of ``L`` [n] (int64) in the last successful
+        factor, the diagonal and the zeros of CHOLMOD's supernodes included: ``sum(c)`` is
+        the factor's size, ``sum(c ** 2)`` about the floating-point operations of a numeric
+        factorisation (``benchmarks/bench_mixed_floor.py``)."""
+        import cvxopt.cholmod
+
+        if self._good is None:
+            raise RuntimeError("no successful factorisation yet")
+        L = cvxopt.cholmod.getfactor(self._symbolic[self._good])
+        return np.diff(np.asarray(L.CCS[0], dtype=np.int64).ravel())
+
     @property
     def ready(self) -> bool:
         """Whether a factorisation of the current pattern succeeded (:meth:`solve` usable): a
