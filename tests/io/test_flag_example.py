@@ -54,8 +54,8 @@ def _near_pole_lag(path, frames: int):
 
 
 def test_the_flag_turns_with_its_pole_and_swings_round_behind():
-    traj, x, t, lag = _near_pole_lag(FLAG, 60)
-    assert lag.shape == (61, 9)
+    traj, x, t, lag = _near_pole_lag(FLAG, 75)
+    assert lag.shape == (76, 9)
     # the sewn edge follows the pole (the topmost of these vertices is in no triangle on a
     # pole edge, and lags)
     assert np.all(np.abs(np.median(lag[1:], axis=1)) < 10.0)
@@ -70,7 +70,9 @@ def test_the_flag_turns_with_its_pole_and_swings_round_behind():
     c = x[:, cloth].mean(axis=1)
     az = np.degrees(np.unwrap(np.arctan2(c[:, 1], c[:, 0])))
     half = np.argmin(np.abs(t - 0.5))
-    assert az[half] < 45.0 < az[-1]                # behind the foot's 90 degrees, then round
+    # behind the foot's 90 degrees at 0.5 s (measured 2), round past 60 a quarter second
+    # after the foot stopped at 180 (measured 101)
+    assert az[half] < 45.0 and az[-1] > 60.0
     # no part stretches: cloth below 2 %, the aluminium pole and the concrete foot 1e-4
     s = mesh_edge_strains(x, traj.extra_segments, traj.extra_triangles,
                           traj.extra_tetrahedra)
