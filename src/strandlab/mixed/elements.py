@@ -37,8 +37,11 @@ __all__ = [
 #: 147 us serial, 173 us parallel; 702 hinges 243 / 216 us; 1536 membrane triangles
 #: 504 / 297 us), so two threads pay from about 150 us of serial work back to back; in a
 #: step, between other work, the frisbee (80 000-135 000 units per kernel) still took 1.09
-#: times as long a frame with two threads at that threshold, and 0.99 at this one (300 us).
-ELEMENT_PARALLEL_MIN_WORK = 150000
+#: times as long a frame with two threads at that threshold, and 0.99 at 150 000; the sandwich,
+#: whose 1368 tetrahedra (214 776 units) then ran in parallel (192 us against 281-329 us
+#: serial, back to back), took 1.05 times as long a frame with two threads at 150 000 (its
+#: scatter, serial, reads the Hessians the other core wrote), and 1.00 at this one (500 us).
+ELEMENT_PARALLEL_MIN_WORK = 250000
 
 
 # ------------------------------------------------------------------------------ checks
