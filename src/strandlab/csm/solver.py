@@ -12,7 +12,7 @@ import numpy as np
 
 from ..collision.segment_contact import make_segment_set
 from ..sim.scene import Scene, UnsupportedFeature
-from ..sim.solver import Output
+from ..sim.solver import Output, solver_inputs
 from ..sim.validate import SimulationDiverged, check_state_arrays
 from . import clusters as CL
 from . import kernels as K
@@ -193,18 +193,10 @@ class CSMSolver:
     Settings = CSMSettings
 
     def __init__(self, scene: Scene | CSMModel, settings: CSMSettings | None = None):
-        if isinstance(scene, CSMModel):
-            model = scene
-        elif isinstance(scene, Scene):
-            model = compile_scene(scene)
-        else:
-            raise TypeError(f"CSMSolver needs a Scene (SceneBuilder.build()), got "
-                            f"{type(scene).__name__}")
-        if settings is not None and not isinstance(settings, CSMSettings):
-            raise TypeError(f"settings must be CSMSettings, got {type(settings).__name__}")
+        model, self.settings = solver_inputs(type(self), scene, settings, compile_scene,
+                                             CSMModel)
         self.model = model
         self.scene = model.scene
-        self.settings = settings or CSMSettings()
         self.contact_hook: Callable | None = None
         m = model
         nv, ne, npt = m.n_particles, m.n_edges, m.n_particles

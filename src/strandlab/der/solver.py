@@ -16,7 +16,7 @@ from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, Newto
 from ..implicit.assembly import use_parallel
 from ..rods.kinematics import check_state, drive_edge_angles
 from ..sim.scene import Scene
-from ..sim.solver import Output
+from ..sim.solver import Output, solver_inputs
 from ..sim.validate import SimulationDiverged, check_number, check_state_arrays
 from .compile import compile_scene
 from .contact import collide_vertices, collide_vertices_serial
@@ -118,18 +118,10 @@ class DERSolver:
     Settings = DERSettings
 
     def __init__(self, scene: Scene | DERModel, settings: DERSettings | None = None):
-        if isinstance(scene, DERModel):
-            model = scene
-        elif isinstance(scene, Scene):
-            model = compile_scene(scene)
-        else:
-            raise TypeError(f"DERSolver needs a Scene (SceneBuilder.build()), got "
-                            f"{type(scene).__name__}")
-        if settings is not None and not isinstance(settings, DERSettings):
-            raise TypeError(f"settings must be DERSettings, got {type(settings).__name__}")
+        model, self.settings = solver_inputs(type(self), scene, settings, compile_scene,
+                                             DERModel)
         self.model = model
         self.scene = model.scene
-        self.settings = settings or DERSettings()
         st = self.settings
         self.system = DERSystem(model, project=st.hessian == "projected",
                                 contact_stiffness=st.contact_stiffness)

@@ -25,7 +25,7 @@ from ..implicit import (
 from ..implicit.sparse import METHODS
 from ..rods.kinematics import check_state, drive_edge_angles
 from ..sim.scene import Scene
-from ..sim.solver import Output
+from ..sim.solver import Output, solver_inputs
 from ..sim.validate import SimulationDiverged, check_number, check_state_arrays
 from .compile import compile_scene
 from .model import MixedState
@@ -196,14 +196,9 @@ class MixedSolver:
     Settings = MixedSettings
 
     def __init__(self, scene: Scene, settings: MixedSettings | None = None):
-        if not isinstance(scene, Scene):
-            raise TypeError(f"MixedSolver needs a Scene (SceneBuilder.build()), got "
-                            f"{type(scene).__name__}")
-        if settings is not None and not isinstance(settings, MixedSettings):
-            raise TypeError(f"settings must be MixedSettings, got {type(settings).__name__}")
+        self.model, self.settings = m, st = solver_inputs(type(self), scene, settings,
+                                                          compile_scene)
         self.scene = scene
-        self.model = m = compile_scene(scene)
-        self.settings = st = settings or MixedSettings()
         project = st.hessian == "projected"
         self.elastic = build_terms(m, project=project)
         dhat = None

@@ -11,7 +11,7 @@ import numpy as np
 from ..collision.grid import SEARCH_7, SEARCH_27
 from ..collision.segment_contact import SegmentSet
 from ..sim.scene import Scene
-from ..sim.solver import Output
+from ..sim.solver import Output, solver_inputs
 from ..sim.validate import SimulationDiverged, check_state_arrays
 from . import kernels as K
 from .compile import compile_scene
@@ -173,18 +173,10 @@ class PBDSolver:
     Settings = PBDSettings
 
     def __init__(self, scene: Scene | PBDModel, settings: PBDSettings | None = None):
-        if isinstance(scene, PBDModel):
-            model = scene
-        elif isinstance(scene, Scene):
-            model = compile_scene(scene)
-        else:
-            raise TypeError(f"PBDSolver needs a Scene (SceneBuilder.build()), got "
-                            f"{type(scene).__name__}")
-        if settings is not None and not isinstance(settings, PBDSettings):
-            raise TypeError(f"settings must be PBDSettings, got {type(settings).__name__}")
+        model, self.settings = solver_inputs(type(self), scene, settings, compile_scene,
+                                             PBDModel)
         self.model = model
         self.scene = model.scene
-        self.settings = settings or PBDSettings()
         st = self.settings
         m = model
         ns, ne, no, nc, npnt = m.n_strands, m.n_edges, len(m.oe_idx), len(m.co_idx), m.n_points

@@ -35,7 +35,7 @@ import numpy as np
 from .scene import Scene
 
 __all__ = ["Solver", "Output", "register_solver", "get_solver", "solver_names",
-           "make_settings", "make_solver", "DEFAULT_SOLVER"]
+           "make_settings", "make_solver", "solver_inputs", "DEFAULT_SOLVER"]
 
 DEFAULT_SOLVER = "pbd"
 
@@ -145,3 +145,37 @@ def make_solver(scene: Scene, name: str = DEFAULT_SOLVER, settings=None):
     """Compile ``scene`` for solver ``name`` with ``settings`` (mapping or Settings)."""
     cls = get_solver(name)
     return cls(scene, make_settings(name, settings))
+
+
+def solver_inputs(solver_cls: type, scene, settings, compile_scene, model_type: type | None = None):
+    """What a solver's constructor starts from: ``(model, settings)``.
+
+    ``scene`` is a :class:`~strandlab.sim.scene.Scene`, compiled by ``compile_scene(scene)``, or
+    (when ``model_type`` is given) an instance of it, taken as already compiled; ``settings`` is
+    an instance of ``solver_cls.Settings``, or None for its defaults.  Both are checked before
+    anything is compiled: a TypeError names the solver and what it was given.
+
+    >>> import strandlab as sl
+    >>> b = sl.SceneBuilder()
+    >>> rope = sl.Material(young_modulus=1e7, density=1000.0, radius=0.005)
+    >>> _ = b.add_strand([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]], material=rope)
+    >>> class Toy:
+    ...     Settings = dict
+    >>> solver_inputs(Toy, b.build(), None, lambda scene: "model")
+    ('model', {})
+    >>> solver_inputs(Toy, "rope.toml", None, lambda scene: "model")
+    Traceback (most recent call last):
+    ...
+    TypeError: Toy needs a Scene (SceneBuilder.build()), got str
+    """
+    if not (isinstance(scene, Scene) or (model_type is not None
+                                         and isinstance(scene, model_type))):
+        raise TypeError(f"{solver_cls.__name__} needs a Scene (SceneBuilder.build()), got "
+                        f"{type(scene).__name__}")
+    cls = solver_cls.Settings
+    if settings is None:
+        settings = cls()
+    elif not isinstance(settings, cls):
+        raise TypeError(f"settings must be {cls.__name__}, got {type(settings).__name__}")
+    model = compile_scene(scene) if isinstance(scene, Scene) else scene
+    return model, settings
