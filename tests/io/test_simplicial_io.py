@@ -60,3 +60,36 @@ def test_scale_and_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown mesh format '.obj'"):
         write_simplicial(tmp_path / "m.obj", _spec())
     assert not list(tmp_path.glob(".*tmp*"))
+
+
+@pytest.mark.parametrize("name, text", [("junk.msh", "not a mesh\n"), ("empty.vtu", "")])
+def test_a_file_meshio_gives_up_on_is_a_located_error(tmp_path, capfd, name, text):
+    """meshio prints its readers' failures and calls sys.exit(1) for a file that none of the
+    formats of its suffix reads: neither reaches the caller."""
+    bad = tmp_path / name
+    bad.write_text(text)
+    with pytest.raises(ValueError, match=rf"{name}: cannot read the mesh \(.*Couldn't read"):
+        read_simplicial(bad, materials={})
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def test_what_meshio_prints_on_a_good_read_becomes_a_warning(tmp_path, monkeypatch, capfd):
+    import meshio
+
+    import strandlab.io.simplicial as module
+
+    p = tmp_path / "m.msh"
+    write_simplicial(p, _spec())
+
+    class Talking:
+        @staticmethod
+        def read(path):
+            print("Warning: something odd in the file")
+            return meshio.read(path)
+
+    monkeypatch.setattr(module, "_meshio", lambda: Talking)
+    with pytest.warns(UserWarning, match=r"m\.msh: meshio: Warning: something odd in the file"):
+        spec = read_simplicial(p, materials={"box": SOLID, "skin": SHELL, "pole": ROD})
+    assert len(spec.tets) == len(_spec().tets)
+    assert capfd.readouterr().out == ""

@@ -430,6 +430,10 @@ def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
             holds = [MeshHold(tuple(h.vertices), h.frame, h.rod_twist, h.until, h.turn_only)
                      for h in t.holds]
             path = Path(t.file) if Path(t.file).is_absolute() else folder / t.file
+            if not path.is_file():
+                raise FileNotFoundError(f"{where}: simplicial[{k}].file: no mesh file {path} "
+                                        "(a relative path is read from the scene file's "
+                                        "folder)")
             b.add_simplicial_mesh(read_simplicial(path, materials=mats, connections=conns,
                                                   holds=holds, name=t.name, scale=t.scale))
 

@@ -14,6 +14,9 @@ read or written.
 """
 from __future__ import annotations
 
+import contextlib
+import io
+import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -40,6 +43,28 @@ def _meshio():
         raise ImportError("reading and writing meshes needs meshio: pip install "
                           "'strandlab[mesh]'") from exc
     return meshio
+
+
+def _read_mesh(p: Path):
+    """``meshio.read(p)``, its failures as a ValueError naming the file.  meshio prints why each
+    format it tried failed and then calls ``sys.exit(1)`` (meshio 5.3: a file that is none of
+    the formats its suffix allows); both are caught here, so that a bad file neither ends the
+    caller's process nor writes to its terminal.  What meshio prints on a successful read is
+    passed on as a warning."""
+    meshio = _meshio()
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            mesh = meshio.read(p)
+    except (Exception, SystemExit) as exc:
+        text = " ".join(said.getvalue().split())
+        why = text if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"{p}: cannot read the mesh ({why or 'meshio gave no reason'})") \
+            from None
+    text = " ".join(said.getvalue().split())
+    if text:
+        warnings.warn(f"{p}: meshio: {text}", stacklevel=3)
+    return mesh
 
 
 def _tags(mesh, k: int, path: Path) -> np.ndarray:
@@ -78,11 +103,7 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no mesh file {p}")
-    meshio = _meshio()
-    try:
-        mesh = meshio.read(p)
-    except Exception as exc:
-        raise ValueError(f"{p}: cannot read the mesh ({type(exc).__name__}: {exc})") from exc
+    mesh = _read_mesh(p)
     if not (np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive number, got {scale!r}")
     names = _names(mesh)
