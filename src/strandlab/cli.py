@@ -27,6 +27,7 @@ import json
 import re
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -297,17 +298,6 @@ def _largest_strain(positions, edges: np.ndarray) -> float:
     return worst
 
 
-def _json_default(obj):
-    """JSON fallback for numpy values and paths in ``scene.json``."""
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    return repr(obj)
-
-
 def _options(args, argv) -> dict:
     """The command line as recorded in ``scene.json``."""
     opts = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
@@ -357,8 +347,10 @@ def _write_scene_json(sim, out_dir: Path, args, argv, stats, status: str) -> Non
     record["run"] = {"status": status, "frames_done": stats.frames_done,
                      "steps": stats.steps, "first_step_s": stats.first_step_s,
                      "steady_step_ms": stats.steady_step_ms}
-    (out_dir / "scene.json").write_text(json.dumps(record, indent=2, default=_json_default)
-                                        + "\n", encoding="utf-8")
+    from .io.trajectory import json_default
+
+    text = json.dumps(record, indent=2, default=partial(json_default, strict=False))
+    (out_dir / "scene.json").write_text(text + "\n", encoding="utf-8")
 
 
 def _camera(sim, args):

@@ -268,3 +268,17 @@ def test_format_version_1_file_is_read_with_d1_from_ghosts(tmp_path):
     q = _rewrite(p, tmp_path / "old_missing.npz", drop=("ghosts",))
     with pytest.raises(ValueError, match="old_missing.npz lacks the key.*ghosts"):
         load_trajectory(q)
+
+
+def test_json_default_converts_numpy_and_paths_and_refuses_the_rest():
+    import json
+    from pathlib import Path
+
+    from strandlab.io.trajectory import json_default
+
+    record = {"a": np.arange(3), "b": np.float32(0.5), "c": Path("runs") / "p", "d": np.bool_(1)}
+    assert json.loads(json.dumps(record, default=json_default)) == {
+        "a": [0, 1, 2], "b": 0.5, "c": str(Path("runs") / "p"), "d": True}
+    with pytest.raises(TypeError, match="object is not JSON-serialisable"):
+        json.dumps({"e": object()}, default=json_default)
+    assert json_default(range(2), strict=False) == "range(0, 2)"

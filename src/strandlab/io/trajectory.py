@@ -29,7 +29,8 @@ import numpy as np
 
 __all__ = ["Trajectory", "TrajectoryBase", "Frame", "save_trajectory", "load_trajectory",
            "check_offsets", "check_layout", "check_mesh_layout", "edge_vertices",
-           "d1_from_ghosts", "FORMAT_VERSION", "STATUS_PREFIXES", "OPTIONAL_STATIC"]
+           "d1_from_ghosts", "json_default", "FORMAT_VERSION", "STATUS_PREFIXES",
+           "OPTIONAL_STATIC"]
 
 FORMAT_VERSION = 2  #: version of the trajectory layout written (``.npz`` and ``.h5``)
 
@@ -414,21 +415,25 @@ class Trajectory(TrajectoryBase):
 
 
 # ---------------------------------------------------------------------------------- json
-def _json_default(obj):
-    """Numpy scalars and arrays and paths as plain JSON values."""
+def json_default(obj, *, strict: bool = True):
+    """Numpy scalars and arrays and paths as plain JSON values (``json.dumps(...,
+    default=json_default)``); anything else a TypeError, or with ``strict=False`` its
+    ``repr`` (a record that must be written whatever it holds)."""
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, Path):
         return str(obj)
+    if not strict:
+        return repr(obj)
     raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
 
 
 def metadata_json(metadata: dict) -> str:
     """``metadata`` as a JSON string (numpy values and paths converted), or ValueError."""
     try:
-        return json.dumps(metadata, default=_json_default, allow_nan=True)
+        return json.dumps(metadata, default=json_default, allow_nan=True)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"trajectory metadata cannot be written as JSON: {exc}") from None
 
