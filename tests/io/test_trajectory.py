@@ -271,7 +271,6 @@ def test_format_version_1_file_is_read_with_d1_from_ghosts(tmp_path):
 
 
 def test_json_default_converts_numpy_and_paths_and_refuses_the_rest():
-    import json
     from pathlib import Path
 
     from strandlab.io.trajectory import json_default
