@@ -191,3 +191,27 @@ def test_a_folded_strand_is_reported_by_name_not_as_nan():
     with pytest.raises(SimulationDiverged, match=r"step 1 .*implicit step of bad failed.*"
                                                  r"stencil 3.*\(strand 1\)$"):
         sol.step(st, st, 1e-3)
+
+
+def test_a_step_kept_above_its_tolerance_is_warned_and_counted():
+    import warnings
+
+    from strandlab.implicit import NotConvergedWarning
+
+    sim_scene = _cantilever().build()
+    tight = DERSolver(sim_scene, DERSettings(tolerance=1e-14, max_iterations=1))
+    st = tight.state()
+    with pytest.warns(NotConvergedWarning,
+                      match=r"der solver: step 1 \(t = 0\.01 s\) kept unconverged: Newton "
+                            r"residual .* after 1 iterations, max_iterations = 1 reached") as rec:
+        tight.step(st, st, 0.01)
+    assert rec[0].filename == __file__           # located at the caller of step()
+    assert tight.unconverged_steps == 1 and tight.last_info.converged is False
+    for settings in (DERSettings(tolerance=1e-6), DERSettings()):   # converged; fixed count
+        sol = DERSolver(sim_scene, settings)
+        st = sol.state()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NotConvergedWarning)
+            for _ in range(3):
+                sol.step(st, st, 0.01)
+        assert sol.unconverged_steps == 0

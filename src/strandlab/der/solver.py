@@ -12,7 +12,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..implicit import ImplicitEuler, ImplicitStepError, LinearSolveError, NewtonSettings
+from ..implicit import (
+    ImplicitEuler,
+    ImplicitStepError,
+    LinearSolveError,
+    NewtonSettings,
+    warn_not_converged,
+)
 from ..implicit.assembly import use_parallel
 from ..rods.kinematics import check_state, drive_edge_angles
 from ..sim.scene import Scene
@@ -48,7 +54,9 @@ class DERSettings:
     newton_iterations : Newton iterations per step when ``tolerance`` is None (default 1, as the
         paper).
     tolerance : when given, iterate each step until the relative residual falls below it (at
-        most ``max_iterations``), with a backtracking line search.
+        most ``max_iterations``), with a backtracking line search; a step still above it is
+        kept, warned (:class:`~strandlab.implicit.NotConvergedWarning`, naming the step, its
+        time and residual) and counted (``DERSolver.unconverged_steps``).
     max_iterations : cap on Newton iterations in tolerance mode.
     substeps : implicit steps per ``step`` call (the step ``dt / substeps``).
     linear_solver : ``"auto"`` (per-strand banded Cholesky for open strands, sparse otherwise),
@@ -168,6 +176,7 @@ class DERSolver:
         self._push_scale = PUSH_SCALE if ct is not None else 1.0
         self._follow = FOLLOW_ITERATIONS if ct is not None else 0
         self.last_info = None
+        self.unconverged_steps = 0     # steps kept above the Newton tolerance (warned)
 
     # ------------------------------------------------------------------ protocol
     def state(self) -> DERState:
@@ -297,6 +306,8 @@ class DERSolver:
         info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=f, fixed=m.fixed,
                                     q_fixed=q_fixed)
         self.last_info = info
+        self.unconverged_steps += warn_not_converged(
+            "der", info, s.step + 1, t_next, self.settings.max_iterations, stacklevel=3)
         if self._has_colliders:
             work = CONTACT_WORK * m.n_vertices * len(m.collider_friction)
             kern = collide_vertices if use_parallel(m.n_strands, work) else \

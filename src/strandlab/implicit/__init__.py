@@ -29,11 +29,12 @@ from .integrator import (
     static_equilibrium,
 )
 from .linear import FactorInfo, LinearSolveError, LinearSolver, make_linear_solver
-from .newton import NotConvergedWarning
+from .newton import NotConvergedWarning, warn_not_converged
 from .sparse import SparseSolver
 from .terms import StencilTerm, check_dofs
 
 __all__ = ["ImplicitSystem", "ImplicitEuler", "NewtonSettings", "StepInfo", "ImplicitStepError",
            "static_equilibrium", "StencilTerm", "check_dofs", "Assembly", "LinearSolver",
            "LinearSolveError", "FactorInfo", "make_linear_solver", "BandedSolver",
-           "SparseSolver", "bdf2_coefficients", "BDF2_MAX_RATIO", "NotConvergedWarning"]
+           "SparseSolver", "bdf2_coefficients", "BDF2_MAX_RATIO", "NotConvergedWarning",
+           "warn_not_converged"]

@@ -5,13 +5,14 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from ..sim.validate import show
 
-__all__ = ["NewtonSettings", "StepInfo", "NotConvergedWarning"]
+__all__ = ["NewtonSettings", "StepInfo", "NotConvergedWarning", "warn_not_converged"]
 
 
 class NotConvergedWarning(RuntimeWarning):
@@ -139,3 +140,20 @@ class StepInfo:
     factorizations: int = 0
     linear_iterations: int = 0
     limited_moves: int = 0
+
+
+def warn_not_converged(solver: str, info: StepInfo, step: int, t: float, max_iterations: int,
+                       *, stacklevel: int = 2) -> bool:
+    """Warn with :class:`NotConvergedWarning` when ``info`` is that of a step in tolerance mode
+    kept above its tolerance (``info.converged is False``), naming ``solver``, the ``step``
+    number, its end time ``t`` [s], the residual [N] and why Newton stopped; True when it
+    warned.  ``stacklevel`` as :func:`warnings.warn`'s, counted from the caller."""
+    if info.converged is not False:
+        return False
+    why = ("a line search failed" if info.line_search_failed
+           else f"max_iterations = {max_iterations} reached")
+    warnings.warn(f"{solver} solver: step {step} (t = {t:.6g} s) kept unconverged: Newton "
+                  f"residual {info.residual:.3g} N (from {info.residual_initial:.3g}) after "
+                  f"{info.iterations} iterations, {why}", NotConvergedWarning,
+                  stacklevel=stacklevel + 1)
+    return True

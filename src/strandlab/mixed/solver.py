@@ -19,8 +19,8 @@ from ..implicit import (
     ImplicitStepError,
     LinearSolveError,
     NewtonSettings,
-    NotConvergedWarning,
     bdf2_coefficients,
+    warn_not_converged,
 )
 from ..implicit.sparse import METHODS
 from ..rods.kinematics import check_state, drive_edge_angles
@@ -432,16 +432,9 @@ class MixedSolver:
     def _report_convergence(self, s: MixedState, t: float, stacklevel: int) -> None:
         """Count and warn (:class:`~strandlab.implicit.NotConvergedWarning`) when the step
         just taken ended with its Newton residual above the tolerance (tolerance mode)."""
-        info = self.last_info
-        if info.converged is not False:
-            return
-        self.unconverged_steps += 1
-        why = "a line search failed" if info.line_search_failed else \
-            f"max_iterations = {self.settings.max_iterations} reached"
-        warnings.warn(f"mixed solver: step {s.step + 1} (t = {t:.6g} s) kept unconverged: "
-                      f"Newton residual {info.residual:.3g} N (from {info.residual_initial:.3g}) "
-                      f"after {info.iterations} iterations, {why}", NotConvergedWarning,
-                      stacklevel=stacklevel)
+        self.unconverged_steps += warn_not_converged(
+            "mixed", self.last_info, s.step + 1, t, self.settings.max_iterations,
+            stacklevel=stacklevel)
 
     def _contact_step(self, s: MixedState, h: float, q_fixed, history) -> None:
         """The implicit step with the surface pairs kept as a Verlet list (docs/mixed.md,
