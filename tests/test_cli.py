@@ -328,3 +328,26 @@ def test_too_many_frames_is_a_clear_error(tmp_path, capsys):
                  "--quiet"]) in (cli.EXIT_USAGE, cli.EXIT_OUTPUT)
     err = capsys.readouterr().err
     assert "GiB" in err and "Traceback" not in err
+
+
+def test_run_summary_and_scene_json_count_the_steps_kept_unconverged(tmp_path, capsys):
+    import warnings
+
+    text = (Path(__file__).parents[1] / "examples" / "hanging_rope.toml").read_text()
+    head, rest = text.split("[solver]", 1)
+    rest = rest.split("[materials.rope]", 1)[1]
+    for name, solver, count in (
+            ("tight", 'type = "der"\ntolerance = 1e-14\nmax_iterations = 1\n', 3),
+            ("loose", 'type = "der"\ntolerance = 1e-3\n', 0),
+            ("pbd", 'type = "pbd"\n', None)):
+        scene = tmp_path / f"{name}.toml"
+        scene.write_text(head + "[solver]\n" + solver + "\n[materials.rope]" + rest)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert main(["run", str(scene), "--frames", "3", "--out", str(tmp_path / name)]) == 0
+        out = capsys.readouterr().out
+        record = json.loads((tmp_path / name / "scene.json").read_text())
+        assert record["run"]["unconverged_steps"] == count
+        kept = [t for t in out.splitlines() if "kept above the Newton tolerance" in t]
+        assert kept == ([f"{count} of 3 steps kept above the Newton tolerance (warned above; a "
+                         "smaller --dt, or the solver's max_iterations)"] if count else [])

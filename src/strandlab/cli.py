@@ -346,7 +346,8 @@ def _write_scene_json(sim, out_dir: Path, args, argv, stats, status: str) -> Non
     record["command_line"] = _options(args, argv)
     record["run"] = {"status": status, "frames_done": stats.frames_done,
                      "steps": stats.steps, "first_step_s": stats.first_step_s,
-                     "steady_step_ms": stats.steady_step_ms}
+                     "steady_step_ms": stats.steady_step_ms,
+                     "unconverged_steps": stats.unconverged_steps}
     from .io.trajectory import json_default
 
     text = json.dumps(record, indent=2, default=partial(json_default, strict=False))
@@ -405,6 +406,10 @@ def _summary(sim, traj, stats, wall: float, out_dir: Path, out) -> None:
     parts = ([f"strands {strain:.3e}"] if traj.n_strands or not mesh else []) + [
         f"{kinds[k]} {v:.3e}" for k, v in mesh.items()]
     print("max edge strain: " + ", ".join(parts), file=out)
+    if stats.unconverged_steps:
+        print(f"{stats.unconverged_steps} of {stats.steps} steps kept above the Newton "
+              "tolerance (warned above; a smaller --dt, or the solver's max_iterations)",
+              file=out)
     print(f"output: {out_dir}", file=out)
 
 

@@ -87,12 +87,16 @@ class Simulation:
 @dataclass
 class RunStats:
     """Timing of a run: ``first_step_s`` (includes compiling kernels on a cold cache),
-    ``steady_step_ms`` (mean over the remaining steps), ``steps``, ``frames_done``."""
+    ``steady_step_ms`` (mean over the remaining steps), ``steps``, ``frames_done``; and
+    ``unconverged_steps``, the steps the solver kept above its Newton tolerance (each warned
+    with :class:`~strandlab.implicit.NotConvergedWarning`; None from a solver without a
+    tolerance: its ``unconverged_steps`` attribute)."""
 
     first_step_s: float = 0.0
     steady_step_ms: float = float("nan")
     steps: int = 0
     frames_done: int = 0
+    unconverged_steps: int | None = None
 
 
 def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None,
@@ -173,6 +177,7 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
             record(state.time, o.positions, o.d1, o.extra, o.edge_broken)
             saver.after_frame(f, solver, state)
             stats.frames_done = f
+            stats.unconverged_steps = getattr(solver, "unconverged_steps", None)
             if stats.steps > 1:
                 stats.steady_step_ms = 1000.0 * t_steps / (stats.steps - 1)
             if callback is not None:
