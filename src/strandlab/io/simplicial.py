@@ -9,8 +9,16 @@ by part name or tag when reading (files know no materials), so a user authors th
 or exports it from Blender, names the parts, and assigns the materials in a scene file or in
 Python.
 
-``meshio`` is an optional dependency (``pip install strandlab[mesh]``), imported when a file is
-read or written.
+Wavefront ``.obj`` files (as Blender, Houdini and most modelling tools export them) are read too
+(:mod:`.obj_parts`): each object (``o``) or group (``g``) is a part, named as in the tool; its
+material says what it is: a rod part's lines (``l``, Blender's loose edges), a shell part's faces
+(``f``, polygons cut into triangles), or a solid part's closed surface of faces, which Gmsh fills
+with tetrahedra keeping the surface's vertices (:func:`strandlab.geometry.tetmesh.surface_tets`).
+Tools write each object's vertices apart: vertices within ``weld`` of each other become one, so
+that parts modelled touching share their vertices, as the connections need.
+
+``meshio`` and ``gmsh`` are optional dependencies (``pip install strandlab[mesh]``), imported when
+a file is read or written, or a solid is filled.
 """
 from __future__ import annotations
 
@@ -24,8 +32,11 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from ..sim.simplicial import KINDS, Part, SimplicialSpec
+from ..geometry.tetmesh import surface_tets, weld_vertices
+from ..sim.material import Material
+from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMaterial
 from .atomic import atomic_path, check_writable_folder
+from .obj_parts import read_obj_parts
 
 __all__ = ["read_simplicial", "write_simplicial", "SIMPLICIAL_SUFFIXES"]
 
@@ -34,6 +45,7 @@ _CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
 _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
+_OBJ_KIND = {Material: "rod", ShellMaterial: "shell", SolidMaterial: "solid"}
 
 
 def _meshio():
@@ -86,16 +98,25 @@ def _names(mesh) -> dict:
 
 
 def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
-                    name: str | None = None, scale: float = 1.0) -> SimplicialSpec:
+                    name: str | None = None, scale: float = 1.0, up: str = "z",
+                    weld: float = 1e-6) -> SimplicialSpec:
     """Read a labelled mesh (see the module docstring).
 
     materials : part name (or integer tag) -> material (:class:`~strandlab.sim.material.Material`
         for rod parts, :class:`~strandlab.sim.simplicial.ShellMaterial`,
         :class:`~strandlab.sim.simplicial.SolidMaterial`); every tag used by a cell needs one.
+        In an OBJ file the material also says what a part is: a rod's lines, a shell's faces,
+        or a solid's closed surface of faces, filled with tetrahedra.
     connections, holds : as :class:`~strandlab.sim.simplicial.SimplicialSpec`; a connection's
         parts may be given by name (parts are numbered rods, then shells, then solids, each by
-        increasing tag; :meth:`SimplicialSpec.part_index` finds one by name).
+        increasing tag, an OBJ file's by order of appearance; :meth:`SimplicialSpec.part_index`
+        finds one by name); a hold's vertices are indices in the file's order of vertices.
     scale : metres per file unit (0.01 for a file in centimetres).
+    up : ``"z"`` (the file's coordinates are strandlab's) or ``"y"`` (a y-up file, as Blender's
+        OBJ exporter writes by default: ``(x, y, z)`` is read as ``(x, -z, y)``).
+    weld : OBJ files only: vertices within this distance [file units] become one (modelling
+        tools write each object's vertices apart, so a rod drawn along a cloth's edge has
+        vertices of its own there; OBJ writers print 6 decimals).
 
     Errors name the file and the offending cell: an unreadable file, a tag without material,
     a cell whose material does not fit its simplex (a triangle labelled with a rod material).
@@ -103,9 +124,23 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no mesh file {p}")
-    mesh = _read_mesh(p)
     if not (np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive number, got {scale!r}")
+    if up not in ("z", "y"):
+        raise ValueError(f"up must be 'z' or 'y', got {up!r}")
+    if p.suffix.lower() == ".obj":
+        x, cells, file_index = _obj_cells(p, materials, weld)
+    else:
+        x, cells = _meshio_cells(p, _read_mesh(p), materials)
+        file_index = np.arange(len(x))
+    if up == "y":
+        x = np.c_[x[:, 0], -x[:, 2], x[:, 1]]
+    return _spec(p, x * scale, cells, file_index, connections, holds, name)
+
+
+def _meshio_cells(p: Path, mesh, materials: Mapping):
+    """The vertices [V, 3] of a meshio mesh and its cells by kind: (tag, part name, material,
+    cells) each."""
     names = _names(mesh)
     cells = {"rod": [], "shell": [], "solid": []}
     for k, block in enumerate(mesh.cells):
@@ -122,6 +157,61 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
                 raise ValueError(f"{p}: {_CELL_WORD[block.type]} {first} has part {key!r}, "
                                  "which has no material (give one in materials=)")
             cells[kind].append((int(tag), str(key), mat, sel))
+    x = np.asarray(mesh.points, dtype=np.float64)
+    if x.shape[1] == 2:
+        x = np.c_[x, np.zeros(len(x))]
+    return x, cells
+
+
+def _obj_cells(p: Path, materials: Mapping, weld: float):
+    """The welded vertices of an OBJ file (with the interior vertices of its solids after
+    them), its cells by kind, and the row of each file vertex among the vertices."""
+    if not (np.isfinite(weld) and weld >= 0):
+        raise ValueError(f"weld must be a number >= 0, got {weld!r}")
+    x_file, parts = read_obj_parts(p)
+    x, index = weld_vertices(x_file, weld)
+    cells = {"rod": [], "shell": [], "solid": []}
+    for tag, (key, part) in enumerate(parts.items(), start=1):
+        lines = part.edge_lines + part.triangle_lines
+        mat = materials.get(key)
+        if mat is None:
+            raise ValueError(f"{p}, line {min(lines)}: part {key!r} has no material (give one "
+                             "in materials=)")
+        kind = _OBJ_KIND.get(type(mat))
+        if kind is None:
+            raise ValueError(f"{p}: part {key!r}: {type(mat).__name__} is not a material of a "
+                             "rod, shell or solid part")
+        want, other = (("edges", "triangles") if kind == "rod" else ("triangles", "edges"))
+        if getattr(part, other):
+            line = getattr(part, other[:-1] + "_lines")[0]
+            raise ValueError(f"{p}, line {line}: part {key!r} is a {kind} part (its material "
+                             f"a {type(mat).__name__}), which takes "
+                             f"{'lines (l)' if kind == 'rod' else 'faces (f)'}, not "
+                             f"{'faces' if kind == 'rod' else 'lines'}")
+        if not getattr(part, want):
+            raise ValueError(f"{p}: part {key!r} is a {kind} part and has no "
+                             f"{'lines (l)' if kind == 'rod' else 'faces (f)'}")
+        sel = index[np.asarray(getattr(part, want), dtype=np.int64)]
+        same = (sel[:, :, None] == sel[:, None, :]).sum(axis=(1, 2)) > sel.shape[1]
+        if same.any():
+            k = int(np.nonzero(same)[0][0])
+            line = getattr(part, want[:-1] + "_lines")[k]
+            raise ValueError(f"{p}, line {line}: part {key!r}: two vertices of this "
+                             f"{'edge' if kind == 'rod' else 'face'} are within the welding "
+                             f"distance {weld:g} of each other")
+        if kind == "solid":
+            try:
+                new, sel = surface_tets(x, sel)
+            except ValueError as exc:
+                raise ValueError(f"{p}: part {key!r}: {exc}") from None
+            x = np.concatenate([x, new])
+        cells[kind].append((tag, key, mat, sel))
+    return x, cells, index
+
+
+def _spec(p: Path, x, cells, file_index, connections, holds, name) -> SimplicialSpec:
+    """The spec of vertices ``x`` [m] and ``cells`` (by kind), holds given in the file's
+    vertex numbering (``file_index``: each file vertex's row of ``x``)."""
     parts, arrays = [], {}
     for kind in KINDS:
         got = sorted(cells[kind], key=lambda c: c[0])
@@ -138,9 +228,6 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
         arrays[kind] = (np.concatenate(idx) if idx else np.zeros((0, cols), np.int64),
                         np.concatenate(part) if part else np.zeros(0, np.int64))
     used = np.unique(np.concatenate([arrays[k][0].ravel() for k in KINDS]))
-    x = np.asarray(mesh.points, dtype=np.float64)
-    if x.shape[1] == 2:
-        x = np.c_[x, np.zeros(len(x))]
     # drop points no simplex uses (geometry points of the file), renumbering the cells
     renum = np.full(len(x), -1, dtype=np.int64)
     renum[used] = np.arange(len(used))
@@ -153,12 +240,12 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
                              f"not have; parts: {', '.join(index)}")
         conns.append(replace(c, parts=tuple(index[n] if isinstance(n, str) else n
                                             for n in c.parts)))
-    return SimplicialSpec(name=name or p.stem, vertices=x[used] * scale, parts=tuple(parts),
+    return SimplicialSpec(name=name or p.stem, vertices=x[used], parts=tuple(parts),
                           rod_edges=renum[arrays["rod"][0]], rod_part=arrays["rod"][1],
                           triangles=renum[arrays["shell"][0]], triangle_part=arrays["shell"][1],
                           tets=renum[arrays["solid"][0]], tet_part=arrays["solid"][1],
-                          connections=tuple(conns), holds=tuple(_renumber(h, renum, p)
-                                                                for h in holds))
+                          connections=tuple(conns),
+                          holds=tuple(_renumber(h, renum[file_index], p) for h in holds))
 
 
 def _renumber(h, renum: np.ndarray, p: Path):

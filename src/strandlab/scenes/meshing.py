@@ -12,57 +12,11 @@ import math
 
 import numpy as np
 
+from ..geometry.tetmesh import gmsh_tets, orient_tets
+
 __all__ = ["box_tets", "ball_tets", "ellipsoid_tets", "grid_triangles", "strip_triangles",
            "disk_triangles", "cylinder_triangles", "orient_tets", "merge_vertices",
            "rotation_between", "surface_path"]
-
-
-def _gmsh():
-    try:
-        import gmsh
-    except ImportError as exc:                                # pragma: no cover
-        raise ImportError("meshing solids needs gmsh: pip install 'strandlab[mesh]'") from exc
-    return gmsh
-
-
-def orient_tets(x: np.ndarray, tets: np.ndarray) -> np.ndarray:
-    """``tets`` [K, 4] with the last two vertices swapped where the volume is negative."""
-    t = np.array(tets, dtype=np.int64)
-    e1, e2, e3 = (x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3))
-    neg = np.einsum("ij,ij->i", e1, np.cross(e2, e3)) < 0
-    t[neg, 2], t[neg, 3] = t[neg, 3].copy(), t[neg, 2].copy()
-    return t
-
-
-def _tets_of_model(gmsh) -> tuple[np.ndarray, np.ndarray]:
-    tags, coords, _ = gmsh.model.mesh.getNodes()
-    x_all = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
-    _, nodes = gmsh.model.mesh.getElementsByType(4)
-    tet_tags = np.asarray(nodes, dtype=np.int64).reshape(-1, 4)
-    used = np.unique(tet_tags)
-    index = {int(t): k for k, t in enumerate(np.asarray(tags, dtype=np.int64))}
-    pos = np.array([index[int(t)] for t in used])
-    renum = {int(t): k for k, t in enumerate(used)}
-    tets = np.vectorize(renum.__getitem__)(tet_tags)
-    x = x_all[pos]
-    return x, orient_tets(x, tets)
-
-
-def _run(build) -> tuple[np.ndarray, np.ndarray]:
-    gmsh = _gmsh()
-    started = gmsh.isInitialized()
-    if not started:
-        gmsh.initialize(interruptible=False)
-    try:
-        gmsh.option.setNumber("General.Terminal", 0)
-        gmsh.model.add("strandlab")
-        build(gmsh)
-        gmsh.model.mesh.generate(3)
-        return _tets_of_model(gmsh)
-    finally:
-        gmsh.model.remove()
-        if not started:
-            gmsh.finalize()
 
 
 def box_tets(lo, hi, divisions) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +52,7 @@ def box_tets(lo, hi, divisions) -> tuple[np.ndarray, np.ndarray]:
             mesh.setTransfiniteSurface(s)
         mesh.setTransfiniteVolume(vol)
 
-    return _run(build)
+    return gmsh_tets(build)
 
 
 def ball_tets(center, radius: float, size: float) -> tuple[np.ndarray, np.ndarray]:
@@ -115,7 +69,7 @@ def ball_tets(center, radius: float, size: float) -> tuple[np.ndarray, np.ndarra
         gmsh.option.setNumber("Mesh.MeshSizeMax", float(size))
         gmsh.option.setNumber("Mesh.MeshSizeMin", float(size) / 3.0)
 
-    return _run(build)
+    return gmsh_tets(build)
 
 
 def ellipsoid_tets(center, radii, size: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,154 @@
+"""Tetrahedra from Gmsh and vertex welding, shared by the built-in scenes' meshes
+(:mod:`strandlab.scenes.meshing`) and the mesh files (:mod:`strandlab.io.simplicial`).
+
+Gmsh (the ``gmsh`` wheel, the ``mesh`` extra) is imported when a solid is meshed.  Every
+tetrahedron is returned with positive volume in its vertex order
+(:mod:`strandlab.sim.simplicial`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices"]
+
+
+def _gmsh():
+    try:
+        import gmsh
+    except ImportError as exc:                                # pragma: no cover
+        raise ImportError("meshing solids needs gmsh: pip install 'strandlab[mesh]'") from exc
+    return gmsh
+
+
+def orient_tets(x: np.ndarray, tets: np.ndarray) -> np.ndarray:
+    """``tets`` [K, 4] with the last two vertices swapped where the volume is negative."""
+    t = np.array(tets, dtype=np.int64)
+    e1, e2, e3 = (x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3))
+    neg = np.einsum("ij,ij->i", e1, np.cross(e2, e3)) < 0
+    t[neg, 2], t[neg, 3] = t[neg, 3].copy(), t[neg, 2].copy()
+    return t
+
+
+def _nodes_and_tets(gmsh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gmsh's node tags [N], coordinates [N, 3] and tetrahedra (node tags) [K, 4]."""
+    tags, coords, _ = gmsh.model.mesh.getNodes()
+    _, nodes = gmsh.model.mesh.getElementsByType(4)
+    return (np.asarray(tags, dtype=np.int64), np.asarray(coords, dtype=np.float64).reshape(-1, 3),
+            np.asarray(nodes, dtype=np.int64).reshape(-1, 4))
+
+
+def gmsh_tets(build) -> tuple[np.ndarray, np.ndarray]:
+    """Run ``build(gmsh)`` on a new Gmsh model, mesh it in 3D and return the vertices the
+    tetrahedra use [V, 3] and the tetrahedra [K, 4] (positive volumes)."""
+    def collect(gmsh):
+        tags, x_all, tet_tags = _nodes_and_tets(gmsh)
+        used = np.unique(tet_tags)
+        row = np.empty(int(tags.max()) + 1, dtype=np.int64)
+        row[tags] = np.arange(len(tags))
+        renum = np.empty(int(used.max()) + 1, dtype=np.int64)
+        renum[used] = np.arange(len(used))
+        x = x_all[row[used]]
+        return x, orient_tets(x, renum[tet_tags])
+
+    return _session(build, collect)
+
+
+def _session(build, collect):
+    gmsh = _gmsh()
+    started = gmsh.isInitialized()
+    if not started:
+        gmsh.initialize(interruptible=False)
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        gmsh.model.add("strandlab")
+        build(gmsh)
+        gmsh.model.mesh.generate(3)
+        return collect(gmsh)
+    finally:
+        gmsh.model.remove()
+        if not started:
+            gmsh.finalize()
+
+
+def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
+    """Tetrahedra filling the closed triangle surface ``triangles`` [F, 3] over the vertices
+    ``x`` [V, 3] [m] (Gmsh's 3D Delaunay mesher, sized by the surface's own triangles, which it
+    keeps): returns the new interior vertices [N, 3] and the tetrahedra [K, 4], whose indices
+    below ``V`` are those of ``x`` (the surface's vertices stay where they are, so that what is
+    attached to them stays attached) and from ``V`` on the new vertices.  The surface need not
+    be oriented.  ValueError when Gmsh finds no volume (a surface with holes or
+    self-intersections).
+
+    >>> x = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    >>> new, tets = surface_tets(x, [[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
+    >>> len(new), sorted(tets[0].tolist())
+    (0, [0, 1, 2, 3])
+    """
+    x = np.asarray(x, dtype=np.float64)
+    f = np.asarray(triangles, dtype=np.int64)
+    if x.ndim != 2 or x.shape[1] != 3 or f.ndim != 2 or f.shape[1] != 3 or not len(f):
+        raise ValueError(f"surface_tets needs vertices [V, 3] and triangles [F, 3], got shapes "
+                         f"{x.shape} and {f.shape}")
+    used = np.unique(f)
+    if used[0] < 0 or used[-1] >= len(x):
+        raise ValueError(f"surface_tets: triangle vertex {int(used[-1])} out of range "
+                         f"(0..{len(x) - 1})")
+
+    def build(gmsh):
+        s = gmsh.model.addDiscreteEntity(2)
+        gmsh.model.mesh.addNodes(2, s, (used + 1).tolist(), x[used].ravel().tolist())
+        gmsh.model.mesh.addElementsByType(s, 2, [], (f + 1).ravel().tolist())
+        gmsh.model.geo.addVolume([gmsh.model.geo.addSurfaceLoop([s])])
+        gmsh.model.geo.synchronize()
+
+    def collect(gmsh):
+        tags, coords, tet_tags = _nodes_and_tets(gmsh)
+        new_tags = np.setdiff1d(tags, used + 1)
+        where = np.empty(int(tags.max()) + 1, dtype=np.int64)
+        where[tags] = np.arange(len(tags))
+        index = np.empty(int(tags.max()) + 1, dtype=np.int64)
+        index[used + 1] = used
+        index[new_tags] = len(x) + np.arange(len(new_tags))
+        new = coords[where[new_tags]]
+        tets = index[tet_tags]
+        return new, orient_tets(np.concatenate([x, new]), tets)
+
+    try:
+        new, tets = _session(build, collect)
+    except Exception as exc:
+        raise ValueError(f"Gmsh cannot fill the surface with tetrahedra ({exc}); it must be "
+                         "closed and must not cross itself") from None
+    if not len(tets):
+        raise ValueError("Gmsh found no volume inside the surface; it must be closed and "
+                         "must not cross itself")
+    return new, tets
+
+
+def weld_vertices(x, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices ``x`` [V, 3] with every cluster of vertices within ``tol`` of each other (by
+    chains of pairs; ``tol = 0``: equal vertices) made one: returns the welded vertices
+    [W, 3] (each cluster's first vertex, in the order of first appearance) and the index of
+    each input vertex among them [V].
+
+    >>> w, index = weld_vertices([[0, 0, 0], [1, 0, 0], [0, 0, 1e-9]], 1e-6)
+    >>> w.tolist(), index.tolist()
+    ([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], [0, 1, 0])
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    from scipy.spatial import cKDTree
+
+    x = np.asarray(x, dtype=np.float64)
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"the welding distance must be a finite number >= 0, got {tol!r}")
+    n = len(x)
+    pairs = cKDTree(x).query_pairs(float(tol), output_type="ndarray") if n \
+        else np.zeros((0, 2), dtype=np.int64)
+    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    first = np.full(label.max() + 1 if n else 0, n, dtype=np.int64)
+    np.minimum.at(first, label, np.arange(n))
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return x[first[order]], rank[label]

@@ -1,0 +1,126 @@
+"""Labelled meshes from OBJ files, as modelling tools export them: parts by object or group,
+rods from lines, shells from faces, solids filled from closed surfaces, coincident vertices of
+different objects welded."""
+import numpy as np
+import pytest
+
+import strandlab as sl
+from strandlab.io.simplicial import read_simplicial
+from strandlab.sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial
+
+ROD = sl.Material(young_modulus=7e10, density=2700.0, radius=0.005)
+CLOTH = ShellMaterial(young_modulus=1e8, poisson_ratio=0.3, thickness=1e-4, density=1140.0)
+BLOCK = SolidMaterial(young_modulus=1e6, poisson_ratio=0.3, density=1000.0)
+MATS = {"pole": ROD, "flag": CLOTH, "foot": BLOCK}
+
+# Blender's OBJ exporter's layout (forward Y, up Z): each object's vertices apart, loose edges
+# as lines, faces with normal indices; the pole stands on the foot's top corner (0.1, 0.1, 0.1)
+# and the flag hangs from the pole's upper half
+CUBE = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1)]
+CUBE_FACES = [(1, 4, 3, 2), (5, 6, 7, 8), (1, 2, 6, 5), (2, 3, 7, 6), (3, 4, 8, 7), (4, 1, 5, 8)]
+
+
+def blender_obj(pole_top=0.5):
+    out = ["# Blender 5.0.1", "o foot"]
+    out += [f"v {0.1 * a:.6f} {0.1 * b:.6f} {0.1 * c:.6f}" for a, b, c in CUBE]
+    out += ["vn 0 0 1", "s 0"] + [f"f {' '.join(f'{i}//1' for i in f)}" for f in CUBE_FACES]
+    out += ["o pole"] + [f"v 0.100000 0.100000 {z:.6f}" for z in (0.1, 0.3, pole_top)]
+    out += ["l 9 10", "l 10 11"]
+    out += ["o flag"] + [f"v {x:.6f} 0.100000 {z:.6f}" for x, z in
+                         ((0.1, 0.3), (0.1, pole_top), (0.4, pole_top), (0.4, 0.3))]
+    out += ["vn 0 -1 0", "s 0", "f 12//2 15//2 14//2 13//2"]
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture
+def obj(tmp_path):
+    p = tmp_path / "flag.obj"
+    p.write_text(blender_obj())
+    return p
+
+
+def test_parts_kinds_and_welding(obj):
+    spec = read_simplicial(obj, materials=MATS,
+                           connections=[Connection("point", ("pole", "foot"), mode="free"),
+                                        Connection("curve", ("pole", "flag"), mode="free")],
+                           holds=[MeshHold((0, 1, 2, 3))])
+    names = [pt.name for pt in spec.parts]
+    assert names == ["pole", "flag", "foot"]          # rods, shells, solids
+    assert [pt.kind for pt in spec.parts] == ["rod", "shell", "solid"]
+    assert len(spec.rod_edges) == 2 and len(spec.triangles) == 2
+    # 15 file vertices, 4 welded away (the pole's foot and two flag corners), plus the solid's
+    # interior vertices, all used
+    x = spec.vertices
+    assert len(np.unique(np.round(x, 9), axis=0)) == len(x)
+    pole = np.unique(spec.rod_edges)
+    flag = np.unique(spec.triangles)
+    foot = np.unique(spec.tets)
+    assert len(np.intersect1d(pole, foot)) == 1 and len(np.intersect1d(pole, flag)) == 2
+    assert np.allclose(x[np.intersect1d(pole, foot)], [[0.1, 0.1, 0.1]])
+    # the foot's tetrahedra fill the cube, positive volumes
+    e = [x[spec.tets[:, k]] - x[spec.tets[:, 0]] for k in (1, 2, 3)]
+    vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])) / 6
+    assert vol.min() > 0 and vol.sum() == pytest.approx(1e-3, rel=1e-12)
+    # the held vertices are the file's first four: the cube's bottom
+    assert np.allclose(x[list(spec.holds[0].vertices)][:, 2], 0.0)
+    assert [c.parts for c in spec.connections] == [(0, 2), (0, 1)]
+
+
+def test_y_up_files_and_scale(tmp_path):
+    p = tmp_path / "y.obj"
+    # the same pole written y-up (Blender's default: (x, y, z) -> (x, z, -y)), in centimetres
+    p.write_text("o pole\nv 10 10 -10\nv 10 30 -10\nv 10 50 -10\nl 1 2 3\n")
+    spec = read_simplicial(p, materials={"pole": ROD}, up="y", scale=0.01)
+    assert np.allclose(spec.vertices, [[0.1, 0.1, 0.1], [0.1, 0.1, 0.3], [0.1, 0.1, 0.5]])
+    assert spec.rod_edges.tolist() == [[0, 1], [1, 2]]
+
+
+def test_groups_name_parts_and_the_mesh_runs(tmp_path):
+    # Houdini writes groups (g); a cloth square of two groups, one held, swings down
+    p = tmp_path / "cloth.obj"
+    p.write_text("v 0 0 1\nv 0.1 0 1\nv 0.1 0.1 1\nv 0 0.1 1\nv 0.2 0 1\nv 0.2 0.1 1\n"
+                 "g left\nf 1 2 3 4\ng right\nf 2 5 6 3\n")
+    spec = read_simplicial(p, materials={"left": CLOTH, "right": CLOTH},
+                           holds=[MeshHold((0, 3))])
+    b = sl.SceneBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_simplicial_mesh(spec)
+    from strandlab.mixed import MixedSolver
+    sol = MixedSolver(b.build())
+    s = sol.state()
+    for _ in range(5):
+        sol.step(s, s, 0.01)
+    x = s.q[: 3 * len(spec.vertices)].reshape(-1, 3)
+    assert np.allclose(x[[0, 3]], spec.vertices[[0, 3]])
+    assert x[4, 2] < 1.0 - 1e-3                        # the far edge falls
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace("o flag", "o banner"), r"line \d+: part 'banner' has no material"),
+    (lambda t: t.replace("l 9 10", "f 9 10 11"),
+     r"line \d+: part 'pole' is a rod part \(its material a Material\), which takes lines"),
+    (lambda t: t + "o flag2\nl 12 13\n", r"part 'flag2' has no material"),
+    (lambda t: t.replace("f 12//2 15//2 14//2 13//2", "l 12 13"),
+     r"line \d+: part 'flag' is a shell part .* which takes faces \(f\), not lines"),
+    (lambda t: t.replace("f 5//1 6//1 7//1 8//1", ""),
+     r"part 'foot': Gmsh .* it must be closed"),
+    (lambda t: t.replace("l 10 11", "l 10 99"), r"line \d+: vertex 99 does not exist"),
+    (lambda t: t.replace("v 0.100000 0.100000 0.300000", "v 0.1 0.1 nan"),
+     r"line \d+: a vertex needs three finite coordinates"),
+    (lambda t: t.replace("l 9 10", "l 9"), r"line \d+: a line needs at least 2 vertices"),
+])
+def test_mistakes_name_the_file_line_and_part(tmp_path, edit, message):
+    p = tmp_path / "bad.obj"
+    p.write_text(edit(blender_obj()))
+    mats = dict(MATS, flag2=CLOTH) if "flag2" not in message else MATS
+    with pytest.raises(ValueError, match=message):
+        read_simplicial(p, materials=mats)
+
+
+def test_vertices_within_the_welding_distance_of_one_edge_are_an_error(tmp_path):
+    p = tmp_path / "short.obj"
+    p.write_text("o pole\nv 0 0 0\nv 0 0 0.1\nv 0 0 0.1000005\nl 1 2 3\n")
+    with pytest.raises(ValueError, match=r"line 5: part 'pole': two vertices of this edge are "
+                                         r"within the welding distance 1e-06"):
+        read_simplicial(p, materials=MATS)
+    spec = read_simplicial(p, materials=MATS, weld=1e-8)
+    assert len(spec.rod_edges) == 2
