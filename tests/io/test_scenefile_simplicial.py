@@ -102,3 +102,87 @@ def test_scene_file_mistakes_are_located(folder, edit, message):
     (folder / "junk.msh").write_text("not a mesh\n")
     with pytest.raises((ValueError, FileNotFoundError), match=message):
         load_scene_file(folder / "s.toml")
+
+
+OBJ_SCENE = """
+[scene]
+dt = 0.01
+frames = 2
+[solver]
+type = "mixed"
+[materials.aluminium]
+young_modulus = 7e10
+density = 2700
+radius = 0.005
+[[simplicial]]
+file = "flag.obj"
+up = "y"
+[simplicial.parts.pole]
+kind = "rod"
+material = "aluminium"
+[simplicial.parts.flag]
+kind = "shell"
+young_modulus = 1e8
+poisson_ratio = 0.3
+thickness = 1e-4
+density = 1140
+[simplicial.parts.foot]
+kind = "solid"
+young_modulus = 1e6
+poisson_ratio = 0.3
+density = 1000
+[[simplicial.connections]]
+kind = "curve"
+parts = ["pole", "flag"]
+bend_stiffness = 1.0
+[[simplicial.connections]]
+kind = "point"
+parts = ["pole", "foot"]
+twist_stiffness = 10.0
+bend_stiffness = 10.0
+[[simplicial.holds]]
+box = [[-1, -1, -0.001], [1, 1, 0.001]]
+"""
+
+
+@pytest.fixture
+def obj_folder(tmp_path):
+    from test_simplicial_obj import blender_obj
+
+    # written y-up, as Blender's OBJ exporter does by default: (x, y, z) -> (x, z, -y)
+    lines = []
+    for line in blender_obj().splitlines():
+        if line.startswith("v "):
+            x, y, z = (float(w) for w in line.split()[1:])
+            line = f"v {x:.6f} {z:.6f} {-y:.6f}"
+        lines.append(line)
+    (tmp_path / "flag.obj").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_an_obj_mesh_with_a_box_hold_runs(obj_folder):
+    (obj_folder / "s.toml").write_text(OBJ_SCENE)
+    sim = load_scene_file(obj_folder / "s.toml")
+    (spec,) = sim.scene.simplicial
+    assert [p.name for p in spec.parts] == ["pole", "flag", "foot"]
+    held = np.array(spec.holds[0].vertices)
+    assert len(held) == 4 and np.allclose(spec.vertices[held, 2], 0.0)   # the foot's bottom
+    assert spec.vertices[:, 2].max() == pytest.approx(0.5)               # z-up again
+    traj = __import__("strandlab").simulate(sim)
+    assert np.isfinite(traj.extra_points).all()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("box = [[-1, -1, -0.001], [1, 1, 0.001]]", "box = [[-1, -1, 2], [1, 1, 3]]"),
+     r"simplicial\[0\]\.holds\[0\]\.box: no vertex of the mesh lies in the box"),
+    (("box = [[-1, -1, -0.001], [1, 1, 0.001]]", "box = [[1, -1, -0.001], [-1, 1, 0.001]]"),
+     r"holds\[0\]\.box: the first corner must be the lower one"),
+    (("box = [[-1, -1, -0.001], [1, 1, 0.001]]", "vertices = [0]\nbox = [[0, 0, 0], [1, 1, 1]]"),
+     r"holds\[0\]\.vertices: give either vertices or box"),
+    (('up = "y"', 'up = "x"'), r"simplicial\[0\]\.up"),
+    (('up = "y"', "weld = -1.0"), r"simplicial\[0\]\.weld"),
+])
+def test_obj_scene_mistakes_are_located(obj_folder, edit, message):
+    (obj_folder / "s.toml").write_text(OBJ_SCENE.replace(*edit))
+    with pytest.raises(ValueError, match=message):
+        load_scene_file(obj_folder / "s.toml")

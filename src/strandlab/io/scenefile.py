@@ -24,7 +24,7 @@ import copy
 import json
 import sys
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import get_type_hints
 
@@ -428,14 +428,33 @@ def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
                                 vertices=None if c.vertices is None else tuple(c.vertices))
                      for c in t.connections]
             holds = [MeshHold(tuple(h.vertices), h.frame, h.rod_twist, h.until, h.turn_only)
-                     for h in t.holds]
+                     for h in t.holds if h.box is None]
             path = Path(t.file) if Path(t.file).is_absolute() else folder / t.file
             if not path.is_file():
                 raise FileNotFoundError(f"{where}: simplicial[{k}].file: no mesh file {path} "
                                         "(a relative path is read from the scene file's "
                                         "folder)")
-            b.add_simplicial_mesh(read_simplicial(path, materials=mats, connections=conns,
-                                                  holds=holds, name=t.name, scale=t.scale))
+            spec = read_simplicial(path, materials=mats, connections=conns, holds=holds,
+                                   name=t.name, scale=t.scale, up=t.up, weld=t.weld)
+            b.add_simplicial_mesh(_box_holds(spec, t.holds, f"{where}: simplicial[{k}]"))
+
+
+def _box_holds(spec, tables, where: str):
+    """``spec`` with the holds given by a box (``[[simplicial.holds]] box = ...``) added:
+    every vertex inside it, borders included."""
+    boxed = []
+    for j, h in enumerate(tables):
+        if h.box is None:
+            continue
+        lo, hi = np.asarray(h.box, dtype=np.float64)
+        inside = np.nonzero(np.all((spec.vertices >= lo) & (spec.vertices <= hi), axis=1))[0]
+        if not len(inside):
+            raise ValueError(f"{where}.holds[{j}].box: no vertex of the mesh lies in the box "
+                             f"{h.box} (the mesh spans {spec.vertices.min(axis=0).tolist()} to "
+                             f"{spec.vertices.max(axis=0).tolist()})")
+        boxed.append(MeshHold(tuple(int(v) for v in inside), h.frame, h.rod_twist, h.until,
+                              h.turn_only))
+    return replace(spec, holds=spec.holds + tuple(boxed)) if boxed else spec
 
 
 def _build_scene(data, *, source: str, default_name: str, folder=None) -> Simulation:

@@ -13,6 +13,7 @@ from .schema_types import (
     Name,
     NonNegative,
     Positive,
+    Vector,
     _expect,
     _list_of,
     _number,
@@ -69,9 +70,13 @@ class ConnectionTable(_Table):
 
 
 class HoldTable(_Table):
-    """``[[simplicial.holds]]``: vertices held in place, or moved by a frame."""
+    """``[[simplicial.holds]]``: vertices held in place, or moved by a frame: given by index,
+    or as every vertex inside a box."""
 
-    vertices: Indices = Field(description="vertex indices of the mesh file")
+    vertices: Indices = Field(None, description="vertex indices of the mesh file")
+    box: _list_of(Vector, "two corners [[x, y, z], [x, y, z]]", n=2) = Field(
+        None, description="or every vertex of the mesh inside this box: its lower and upper "
+                          "corners [m], in strandlab's coordinates (after scale and up)")
     frame: Integer = Field(None, description="index of the [[frames]] entry that moves them "
                                              "(default: held in place)")
     rod_twist: Flag = Field(True, description="rod edges between held vertices turn with them")
@@ -80,14 +85,28 @@ class HoldTable(_Table):
     turn_only: Flag = Field(False, description="the vertices stay in place and the frame "
                                                "only turns the rod edges between them")
 
+    @model_validator(mode="after")
+    def _which(self):
+        if (self.vertices is None) == (self.box is None):
+            raise located(("vertices",), "give either vertices or box", None, rule=True)
+        if self.box is not None and any(lo > hi for lo, hi in zip(*self.box)):
+            raise located(("box",), "the first corner must be the lower one on every axis",
+                          self.box)
+        return self
+
 
 class SimplicialTable(_Table):
     """``[[simplicial]]``: a labelled rod/shell/solid mesh from a Gmsh or VTU file (solver
     ``mixed``)."""
 
     name: Name = Field(None, description="name (default: the file's stem)")
-    file: Name = Field(description="mesh file (.msh or .vtu), relative to the scene file")
+    file: Name = Field(description="mesh file (.msh, .vtu or .obj), relative to the scene "
+                                   "file")
     scale: Positive = Field(1.0, description="metres per file unit")
+    up: Literal["z", "y"] = Field("z", description="the file's up axis (y: (x, y, z) is read "
+                                                   "as (x, -z, y))")
+    weld: NonNegative = Field(1e-6, description=".obj: vertices this close [file units] "
+                                                "become one")
     parts: Annotated[dict[str, PartTable],
                      _expect("a table of named parts", lambda v: isinstance(v, dict),
                              inner=True)] = Field(description="kind and material per part "
