@@ -35,16 +35,17 @@ INSTALL = ("the Blender tests need Blender: set STRANDLAB_BLENDER_PYTHON to a Py
            "see docs/contributing.md")
 
 
-def blender_command() -> list[str]:
-    """The command that runs the probe: ``$STRANDLAB_BLENDER_PYTHON probe.py`` or
-    ``blender --background ... --python probe.py --``; fails the test when neither exists."""
+def blender_command(script: Path = PROBE) -> list[str]:
+    """The command that runs ``script`` (default: the probe) in Blender:
+    ``$STRANDLAB_BLENDER_PYTHON script.py`` or ``blender --background ... --python script.py
+    --``, its arguments to follow; fails the test when neither exists."""
     py = os.environ.get("STRANDLAB_BLENDER_PYTHON")
     if py:
-        return [py, str(PROBE)]
+        return [py, str(script)]
     exe = os.environ.get("STRANDLAB_BLENDER") or shutil.which("blender")
     if exe:
         return [exe, "--background", "--factory-startup", "--python-exit-code", "1",
-                "--python", str(PROBE), "--"]
+                "--python", str(script), "--"]
     pytest.fail(INSTALL)
 
 

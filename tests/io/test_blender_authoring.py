@@ -1,0 +1,111 @@
+"""A rod/shell/solid object modelled in Blender and exported with Blender's own OBJ exporter
+(its default axes, y-up, and z-up) reads as one conforming labelled mesh, which the mixed solver
+runs: a pole of loose edges standing on a cube's corner, a cloth flag of quads sewn to it, the
+cube filled with tetrahedra.  Marked ``blender`` (``pytest -m blender``; docs/contributing.md).
+"""
+import subprocess
+import textwrap
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_blender_import import blender_command
+
+import strandlab as sl
+from strandlab.io.simplicial import read_simplicial
+from strandlab.sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial
+
+pytestmark = pytest.mark.blender
+
+AUTHOR = textwrap.dedent('''
+    import sys
+
+    import bpy
+
+    args = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+
+    def add(name, verts, edges, faces, location=(0.0, 0.0, 0.0)):
+        me = bpy.data.meshes.new(name)
+        me.from_pydata(verts, edges, faces)
+        me.update()
+        ob = bpy.data.objects.new(name, me)
+        ob.location = location
+        bpy.context.scene.collection.objects.link(ob)
+
+    # the foot: Blender's cube primitive, 0.2 m wide, its top at z = 0
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0.0, 0.0, -0.1))
+    bpy.context.object.name = "foot"
+    # the pole: loose edges up from the cube's corner (0.1, 0.1, 0)
+    zs = (0.0, 0.25, 0.375, 0.5)
+    add("pole", [(0.1, 0.1, z) for z in zs], [(k, k + 1) for k in range(3)], [])
+    # the flag: 3 x 2 quads along the pole's upper half, its mesh about its object's origin
+    grid = [(0.4 * i / 3, 0.0, 0.125 * j) for j in range(3) for i in range(4)]
+    quads = [(j * 4 + i, j * 4 + i + 1, (j + 1) * 4 + i + 1, (j + 1) * 4 + i)
+             for j in range(2) for i in range(3)]
+    add("flag", grid, [], quads, location=(0.1, 0.1, 0.25))
+    bpy.ops.wm.obj_export(filepath=args[0], export_materials=False)
+    bpy.ops.wm.obj_export(filepath=args[1], export_materials=False, up_axis="Z",
+                          forward_axis="Y")
+''')
+
+ALU = sl.Material(young_modulus=7e10, density=2700.0, radius=0.005)
+CLOTH = ShellMaterial(young_modulus=1e8, poisson_ratio=0.3, thickness=1e-4, density=1140.0)
+FOAM = SolidMaterial(young_modulus=1e6, poisson_ratio=0.3, density=500.0)
+MATS = {"pole": ALU, "flag": CLOTH, "foot": FOAM}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    d = tmp_path_factory.mktemp("authoring")
+    script = d / "author.py"
+    script.write_text(AUTHOR)
+    y_up, z_up = d / "default_axes.obj", d / "z_up.obj"
+    done = subprocess.run(blender_command(script) + [str(y_up), str(z_up)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return y_up, z_up
+
+
+def test_blender_obj_exports_read_as_one_conforming_mesh(exported):
+    y_up, z_up = exported
+    a = read_simplicial(y_up, materials=MATS, up="y")
+    b = read_simplicial(z_up, materials=MATS)
+    assert np.allclose(a.vertices, b.vertices, atol=2e-6)
+    for spec in (a, b):
+        assert [(p.name, p.kind) for p in spec.parts] == [("pole", "rod"), ("flag", "shell"),
+                                                          ("foot", "solid")]
+        x = spec.vertices
+        assert len(spec.rod_edges) == 3 and len(spec.triangles) == 12
+        pole, flag, foot = (np.unique(c) for c in (spec.rod_edges, spec.triangles, spec.tets))
+        # welded: the pole stands on the cube's corner, the flag shares its upper three vertices
+        assert np.allclose(x[np.intersect1d(pole, foot)], [[0.1, 0.1, 0.0]], atol=2e-6)
+        assert np.allclose(np.sort(x[np.intersect1d(pole, flag), 2]), [0.25, 0.375, 0.5],
+                           atol=2e-6)
+        e = [x[spec.tets[:, k]] - x[spec.tets[:, 0]] for k in (1, 2, 3)]
+        vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])) / 6
+        assert vol.min() > 0 and vol.sum() == pytest.approx(0.008, rel=1e-5)
+
+
+def test_the_blender_model_runs(exported):
+    y_up, _ = exported
+    spec = read_simplicial(
+        y_up, materials=MATS, up="y",
+        connections=[Connection("point", ("pole", "foot"), twist_stiffness=10.0,
+                                bend_stiffness=10.0),
+                     Connection("curve", ("pole", "flag"), bend_stiffness=1.0)])
+    bottom = np.nonzero(np.isclose(spec.vertices[:, 2], -0.2, atol=1e-5))[0]
+    assert len(bottom) == 4
+    spec = replace(spec, holds=(MeshHold(tuple(bottom.tolist())),))
+    b = sl.SceneBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_simplicial_mesh(spec)
+    from strandlab.mixed import MixedSolver
+    sol = MixedSolver(b.build())
+    s = sol.state()
+    for _ in range(10):
+        sol.step(s, s, 0.01)
+    x = s.q[: 3 * len(spec.vertices)].reshape(-1, 3)
+    tip = np.argmax(spec.vertices[:, 0])                  # the flag's free edge
+    assert x[tip, 2] < spec.vertices[tip, 2] - 1e-3       # sags
+    top = np.argmax(spec.vertices[:, 2] - spec.vertices[:, 0])   # the pole's top
+    assert np.linalg.norm(x[top] - spec.vertices[top]) < 5e-3    # the pole stands
