@@ -124,3 +124,31 @@ def test_vertices_within_the_welding_distance_of_one_edge_are_an_error(tmp_path)
         read_simplicial(p, materials=MATS)
     spec = read_simplicial(p, materials=MATS, weld=1e-8)
     assert len(spec.rod_edges) == 2
+
+
+def test_obj_statements_as_tools_write_them(tmp_path):
+    from strandlab.io.obj_parts import read_obj_parts
+
+    p = tmp_path / "all.obj"
+    p.write_text("# a comment\nmtllib a.mtl\nv 0 0 0 1.0\nv 1 0 0\nv 1 1 0 0.5 0.5 0.5\n"
+                 "v 0 1 0\nv 2 0 0\nl 1 2 5\n"                 # before any o or g: "default"
+                 "o sheet\nvt 0 0\nvn 0 0 1\nusemtl cloth\ns off\n"
+                 "f 1/1/1 2/1/1 3/1/1 4/1/1  # a quad\n"
+                 "g sheet hem\nf -5//1 -4//1 -1//1\np 1\nl -1 -2\n")
+    x, parts = read_obj_parts(p)
+    assert x.shape == (5, 3) and x[2].tolist() == [1.0, 1.0, 0.0]
+    assert list(parts) == ["default", "sheet", "sheet hem"]
+    assert parts["default"].edges == [(0, 1), (1, 4)] and parts["default"].edge_lines == [8, 8]
+    assert parts["sheet"].triangles == [(0, 1, 2), (0, 2, 3)]      # a fan from the first
+    assert parts["sheet"].triangle_lines == [14, 14]
+    assert parts["sheet hem"].triangles == [(0, 1, 4)] and parts["sheet hem"].edges == [(4, 3)]
+    assert parts["sheet hem"].triangle_lines == [16]
+    (tmp_path / "empty.obj").write_text("# nothing\n")
+    with pytest.raises(ValueError, match=r"empty\.obj: no vertices: not an OBJ mesh"):
+        read_obj_parts(tmp_path / "empty.obj")
+    (tmp_path / "zero.obj").write_text("v 0 0 0\nv 1 0 0\nl 0 1\n")
+    with pytest.raises(ValueError, match=r"zero\.obj, line 3: vertex 0 does not exist"):
+        read_obj_parts(tmp_path / "zero.obj")
+    (tmp_path / "word.obj").write_text("v 0 0 0\nv 1 0 0\nl 1 b\n")
+    with pytest.raises(ValueError, match=r"word\.obj, line 3: 'b' is not a vertex index"):
+        read_obj_parts(tmp_path / "word.obj")
