@@ -148,7 +148,7 @@ def weld_vertices(x, tol: float) -> tuple[np.ndarray, np.ndarray]:
     _, label = connected_components(graph, directed=False)
     first = np.full(label.max() + 1 if n else 0, n, dtype=np.int64)
     np.minimum.at(first, label, np.arange(n))
-    order = np.argsort(first)
+    order = np.argsort(first)          # SciPy does not promise its labels' order
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return x[first[order]], rank[label]
