@@ -6,6 +6,7 @@ cube filled with tetrahedra.  Marked ``blender`` (``pytest -m blender``; docs/co
 import subprocess
 import textwrap
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,3 +110,16 @@ def test_the_blender_model_runs(exported):
     assert x[tip, 2] < spec.vertices[tip, 2] - 1e-3       # sags
     top = np.argmax(spec.vertices[:, 2] - spec.vertices[:, 0])   # the pole's top
     assert np.linalg.norm(x[top] - spec.vertices[top]) < 5e-3    # the pole stands
+
+
+def test_the_sign_example_is_what_its_blender_script_exports(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "sign.obj"
+    done = subprocess.run(blender_command(root / "examples" / "make_sign_in_blender.py")
+                          + [str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+    def body(p):       # without the header naming Blender's version
+        return [t for t in p.read_text().splitlines() if not t.startswith("#")]
+
+    assert body(out) == body(root / "examples" / "sign.obj")

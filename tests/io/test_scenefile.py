@@ -49,7 +49,8 @@ def _error(data: dict, *, source: str = "scene.toml") -> str:
 # ---------------------------------------------------------------------------------- examples
 def test_there_are_the_examples():
     assert {p.name for p in EXAMPLES} >= {"hanging_rope.toml", "twisted_cable.toml",
-                                          "tree.toml", "pulled_rope.toml", "flag.toml"}
+                                          "tree.toml", "pulled_rope.toml", "flag.toml",
+                                          "sign.toml"}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
