@@ -52,3 +52,18 @@ def fd_jacobian(f, x, pts, h):
 def rel_err(a, b):
     """Largest absolute difference relative to the largest entry of the reference ``b``."""
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def step_mesh(spec, steps: int, dt: float = 0.01):
+    """The vertex positions [V, 3] of the simplicial mesh ``spec`` after ``steps`` steps of
+    ``dt`` of the mixed solver's defaults under gravity."""
+    import strandlab as sl
+    from strandlab.mixed import MixedSolver
+
+    b = sl.SceneBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_simplicial_mesh(spec)
+    sol = MixedSolver(b.build())
+    s = sol.state()
+    for _ in range(steps):
+        sol.step(s, s, dt)
+    return s.q[: 3 * len(spec.vertices)].reshape(-1, 3).copy()

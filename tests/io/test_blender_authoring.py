@@ -13,6 +13,7 @@ import pytest
 from test_blender_import import blender_command
 
 import strandlab as sl
+from helpers import step_mesh
 from strandlab.io.simplicial import read_simplicial
 from strandlab.sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial
 
@@ -98,14 +99,7 @@ def test_the_blender_model_runs(exported):
     bottom = np.nonzero(np.isclose(spec.vertices[:, 2], -0.2, atol=1e-5))[0]
     assert len(bottom) == 4
     spec = replace(spec, holds=(MeshHold(tuple(bottom.tolist())),))
-    b = sl.SceneBuilder(gravity=(0.0, 0.0, -9.81))
-    b.add_simplicial_mesh(spec)
-    from strandlab.mixed import MixedSolver
-    sol = MixedSolver(b.build())
-    s = sol.state()
-    for _ in range(10):
-        sol.step(s, s, 0.01)
-    x = s.q[: 3 * len(spec.vertices)].reshape(-1, 3)
+    x = step_mesh(spec, 10)
     tip = np.argmax(spec.vertices[:, 0])                  # the flag's free edge
     assert x[tip, 2] < spec.vertices[tip, 2] - 1e-3       # sags
     top = np.argmax(spec.vertices[:, 2] - spec.vertices[:, 0])   # the pole's top

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import strandlab as sl
+from helpers import step_mesh
 from strandlab.io.simplicial import read_simplicial
 from strandlab.sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial
 
@@ -82,14 +83,7 @@ def test_groups_name_parts_and_the_mesh_runs(tmp_path):
                  "g left\nf 1 2 3 4\ng right\nf 2 5 6 3\n")
     spec = read_simplicial(p, materials={"left": CLOTH, "right": CLOTH},
                            holds=[MeshHold((0, 3))])
-    b = sl.SceneBuilder(gravity=(0.0, 0.0, -9.81))
-    b.add_simplicial_mesh(spec)
-    from strandlab.mixed import MixedSolver
-    sol = MixedSolver(b.build())
-    s = sol.state()
-    for _ in range(5):
-        sol.step(s, s, 0.01)
-    x = s.q[: 3 * len(spec.vertices)].reshape(-1, 3)
+    x = step_mesh(spec, 5)
     assert np.allclose(x[[0, 3]], spec.vertices[[0, 3]])
     assert x[4, 2] < 1.0 - 1e-3                        # the far edge falls
 
