@@ -177,7 +177,7 @@ def _obj_cells(p: Path, materials: Mapping, weld: float):
         if mat is None:
             raise ValueError(f"{p}, line {min(lines)}: part {key!r} has no material (give one "
                              "in materials=)")
-        kind = _OBJ_KIND.get(type(mat))
+        kind = next((k for cls, k in _OBJ_KIND.items() if isinstance(mat, cls)), None)
         if kind is None:
             raise ValueError(f"{p}: part {key!r}: {type(mat).__name__} is not a material of a "
                              "rod, shell or solid part")
