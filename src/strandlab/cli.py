@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import cli_export
 
     cli_export.add_parser(sub)
+    from . import cli_mesh
+
+    cli_mesh.add_parser(sub, _positive_float)
     schema = sub.add_parser("schema", help="print the JSON Schema of scene files")
     schema.add_argument("--out", type=Path, metavar="FILE",
                         help="write it to FILE instead of printing it")
@@ -753,6 +756,10 @@ def main(argv=None) -> int:
             from .cli_export import run as export
 
             return export(args, out)
+        if args.command == "mesh":
+            from .cli_mesh import run as mesh
+
+            return mesh(args, out)
         if args.command == "sagfree":
             from .cli_sagfree import UsageError, run
 

@@ -38,7 +38,7 @@ from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMa
 from .atomic import atomic_path, check_writable_folder
 from .obj_parts import read_obj_parts
 
-__all__ = ["read_simplicial", "write_simplicial", "SIMPLICIAL_SUFFIXES"]
+__all__ = ["read_simplicial", "write_simplicial", "file_cells", "SIMPLICIAL_SUFFIXES"]
 
 SIMPLICIAL_SUFFIXES = (".msh", ".vtu")
 _CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
@@ -121,6 +121,16 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     Errors name the file and the offending cell: an unreadable file, a tag without material,
     a cell whose material does not fit its simplex (a triangle labelled with a rod material).
     """
+    p = _mesh_file(path, scale, up)
+    if p.suffix.lower() == ".obj":
+        x, cells, file_index = _obj_cells(p, materials, weld)
+    else:
+        x, cells = _meshio_cells(p, _read_mesh(p), materials)
+        file_index = np.arange(len(x))
+    return _spec(p, _placed(x, up, scale), cells, file_index, connections, holds, name)
+
+
+def _mesh_file(path, scale: float, up: str) -> Path:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no mesh file {p}")
@@ -128,14 +138,53 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
         raise ValueError(f"scale must be a positive number, got {scale!r}")
     if up not in ("z", "y"):
         raise ValueError(f"up must be 'z' or 'y', got {up!r}")
-    if p.suffix.lower() == ".obj":
-        x, cells, file_index = _obj_cells(p, materials, weld)
-    else:
-        x, cells = _meshio_cells(p, _read_mesh(p), materials)
-        file_index = np.arange(len(x))
+    return p
+
+
+def _placed(x: np.ndarray, up: str, scale: float) -> np.ndarray:
+    """File coordinates in strandlab's: y-up turned to z-up, ``(x, y, z) -> (x, -z, y)``,
+    then scaled to metres."""
     if up == "y":
         x = np.c_[x[:, 0], -x[:, 2], x[:, 1]]
-    return _spec(p, x * scale, cells, file_index, connections, holds, name)
+    return x * scale
+
+
+def file_cells(path, *, up: str = "z", weld: float = 1e-6, scale: float = 1.0):
+    """A mesh file's cells by part name, without materials (what :func:`read_simplicial`
+    reads, before the materials say what each part is; :mod:`.mesh_info` describes it):
+    returns the vertices as written [N, 3], the vertices in metres in strandlab's axes [V, 3]
+    (an OBJ file's welded) and ``{part name: (lines [E, 2], triangles [F, 3], tetrahedra
+    [K, 4])}`` over them, in the file's order of parts (an OBJ solid's surface is not filled
+    here)."""
+    p = _mesh_file(path, scale, up)
+    cells = {}
+    if p.suffix.lower() == ".obj":
+        x_file, parts = read_obj_parts(p)
+        if not (np.isfinite(weld) and weld >= 0):
+            raise ValueError(f"weld must be a number >= 0, got {weld!r}")
+        x, index = weld_vertices(x_file, weld)
+        for key, part in parts.items():
+            cells[key] = (index[np.asarray(part.edges, dtype=np.int64).reshape(-1, 2)],
+                          index[np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)],
+                          np.zeros((0, 4), dtype=np.int64))
+        return x_file, _placed(x, up, scale), cells
+    mesh = _read_mesh(p)
+    names = _names(mesh)
+    order = {"rod": 0, "shell": 1, "solid": 2}
+    for k, block in enumerate(mesh.cells):
+        if block.type not in _CELL_KIND:
+            continue
+        tags = _tags(mesh, k, p)
+        for tag in np.unique(tags):
+            key = str(names.get(int(tag), int(tag)))
+            got = cells.setdefault(key, [np.zeros((0, 2), np.int64), np.zeros((0, 3), np.int64),
+                                         np.zeros((0, 4), np.int64)])
+            j = order[_CELL_KIND[block.type]]
+            got[j] = np.concatenate([got[j], np.asarray(block.data, np.int64)[tags == tag]])
+    x_file = np.asarray(mesh.points, dtype=np.float64)
+    if x_file.shape[1] == 2:
+        x_file = np.c_[x_file, np.zeros(len(x_file))]
+    return x_file, _placed(x_file, up, scale), {k: tuple(v) for k, v in cells.items()}
 
 
 def _meshio_cells(p: Path, mesh, materials: Mapping):
@@ -166,9 +215,9 @@ def _meshio_cells(p: Path, mesh, materials: Mapping):
 def _obj_cells(p: Path, materials: Mapping, weld: float):
     """The welded vertices of an OBJ file (with the interior vertices of its solids after
     them), its cells by kind, and the row of each file vertex among the vertices."""
+    x_file, parts = read_obj_parts(p)
     if not (np.isfinite(weld) and weld >= 0):
         raise ValueError(f"weld must be a number >= 0, got {weld!r}")
-    x_file, parts = read_obj_parts(p)
     x, index = weld_vertices(x_file, weld)
     cells = {"rod": [], "shell": [], "solid": []}
     for tag, (key, part) in enumerate(parts.items(), start=1):

@@ -1,0 +1,79 @@
+"""``strandlab mesh FILE [--up y] [--weld W] [--scale S]``: describe a labelled mesh file (OBJ
+from a modelling tool, Gmsh ``.msh``, VTU) before writing its scene file: its parts, what
+each can be, and which parts touch (docs/mixed.md, "From a modelling tool").
+
+Exit status: 0, or 2 when the file cannot be read.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["add_parser", "run", "format_mesh_info"]
+
+_PROG = "strandlab"
+
+
+def add_parser(sub, positive_float) -> None:
+    p = sub.add_parser("mesh", help="describe a labelled mesh file (.obj, .msh, .vtu): its "
+                                    "parts, what each can be, which parts touch")
+    p.add_argument("file", type=Path, metavar="FILE")
+    p.add_argument("--up", choices=("z", "y"), default="z", metavar="AXIS",
+                   help="the file's up axis: z (default) or y (Blender's default OBJ axes)")
+    p.add_argument("--weld", type=float, default=1e-6, metavar="W",
+                   help="OBJ: vertices closer than this [file units] become one (default "
+                        "1e-6)")
+    p.add_argument("--scale", type=positive_float, default=1.0, metavar="S",
+                   help="metres per file unit (default 1)")
+
+
+def _can_be(part) -> str:
+    if not part.kinds:
+        return "nothing: lines and faces in one part (make them two objects)"
+    words = []
+    for k in part.kinds:
+        if k == "solid" and part.closed and not part.tetrahedra:
+            words.append(f"a solid (closed, {part.volume:.4g} m^3)")
+        elif k == "solid":
+            words.append(f"a solid ({part.volume:.4g} m^3)")
+        else:
+            words.append(f"a {k}")
+    return ", or ".join(words)
+
+
+def format_mesh_info(info) -> list[str]:
+    """The lines ``strandlab mesh`` prints for a :class:`~strandlab.io.mesh_info.MeshInfo`."""
+    welded = info.file_vertices - info.vertices
+    lo = ", ".join(f"{v:.4g}" for v in info.lower)
+    hi = ", ".join(f"{v:.4g}" for v in info.upper)
+    out = [f"{info.path}: {info.vertices} vertices"
+           + (f" ({info.file_vertices} in the file, {welded} welded)" if welded else "")
+           + f"; extent [{lo}] to [{hi}] m"]
+    width = max([4] + [len(p.name) for p in info.parts])
+    out.append(f"{'part':<{width}}  lines  triangles  tetrahedra  vertices  can be")
+    for p in info.parts:
+        out.append(f"{p.name:<{width}}  {p.lines:5d}  {p.triangles:9d}  {p.tetrahedra:10d}  "
+                   f"{p.vertices:8d}  {_can_be(p)}")
+    if info.touching:
+        out.append("touching parts:")
+        for a, b, nv, ne in info.touching:
+            what = (f"{nv} shared vert{'ex' if nv == 1 else 'ices'}"
+                    + (f", {ne} shared edge{'s' if ne != 1 else ''}" if ne else ""))
+            how = "a point or curve connection" if ne else "a point connection"
+            out.append(f"  {a} - {b}: {what} ({how})")
+    else:
+        out.append("no parts touch (parts are joined only where they share vertices)")
+    return out
+
+
+def run(args, out=sys.stdout) -> int:
+    """The ``mesh`` command (module docstring)."""
+    from .io.mesh_info import describe_mesh_file
+
+    try:
+        info = describe_mesh_file(args.file, up=args.up, weld=args.weld, scale=args.scale)
+    except (OSError, ValueError) as exc:
+        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(format_mesh_info(info)), file=out)
+    return 0

@@ -1,0 +1,114 @@
+"""What a labelled mesh file holds, before materials are given: its parts, what each could be
+(rod, shell or solid), and which parts touch and how (the connections they could have).  For a
+mesh made in a modelling tool (OBJ, :mod:`.obj_parts`) or Gmsh / VTU (:mod:`.simplicial`); the
+``strandlab mesh`` command prints it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["PartInfo", "MeshInfo", "describe_mesh_file"]
+
+
+@dataclass(frozen=True)
+class PartInfo:
+    """One part: its ``name``, counts of ``lines`` (rod edges), ``triangles`` and
+    ``tetrahedra``, of the ``vertices`` they use, whether its triangles are ``closed`` (every
+    edge shared by exactly two: it can be a solid's surface) and the ``volume`` they enclose
+    [m^3] (closed surfaces; of the tetrahedra for a part that has them), and the kinds it can
+    take (``kinds``; none when it mixes lines with triangles or tetrahedra: a part is one
+    kind)."""
+
+    name: str
+    lines: int
+    triangles: int
+    tetrahedra: int
+    vertices: int
+    closed: bool
+    volume: float
+    kinds: tuple
+
+
+@dataclass(frozen=True)
+class MeshInfo:
+    """A mesh file's ``vertices`` (after welding; ``file_vertices`` as written), its extent
+    ``lower``, ``upper`` [m] and ``parts``; ``touching``: per pair of parts that share vertices,
+    ``(a, b, shared vertices, shared edges)``: a curve connection needs shared edges, a point
+    connection a shared vertex."""
+
+    path: Path
+    file_vertices: int
+    vertices: int
+    lower: tuple
+    upper: tuple
+    parts: tuple
+    touching: tuple
+
+
+def _edges(lines, triangles, tets) -> set:
+    """The undirected edges of a part's cells, as sorted vertex pairs."""
+    e = [np.asarray(lines, dtype=np.int64).reshape(-1, 2)]
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    e += [t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]
+    k = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
+    e += [k[:, [a, b]] for a in range(4) for b in range(a + 1, 4)]
+    pairs = np.sort(np.concatenate(e), axis=1)
+    return set(map(tuple, pairs.tolist()))
+
+
+def _closed_volume(x, triangles) -> tuple[bool, float]:
+    """(closed, enclosed volume [m^3]) of a triangle set: closed when every edge is shared by
+    exactly two triangles; the volume by the divergence theorem, whichever way they face."""
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    if not len(t):
+        return False, 0.0
+    e = np.sort(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]), axis=1)
+    _, count = np.unique(e, axis=0, return_counts=True)
+    if not np.all(count == 2):
+        return False, 0.0
+    a, b, c = x[t[:, 0]], x[t[:, 1]], x[t[:, 2]]
+    return True, float(abs(np.einsum("ij,ij->", a, np.cross(b, c)) / 6.0))
+
+
+def _tet_volume(x, tets) -> float:
+    k = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
+    e = [x[k[:, j]] - x[k[:, 0]] for j in (1, 2, 3)]
+    return float(np.abs(np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2]))).sum() / 6.0)
+
+
+def describe_mesh_file(path, *, up: str = "z", weld: float = 1e-6,
+                       scale: float = 1.0) -> MeshInfo:
+    """A :class:`MeshInfo` of the mesh file ``path`` (``.obj``, ``.msh``, ``.vtu``), read as
+    :func:`~strandlab.io.simplicial.read_simplicial` reads it (``up``, ``scale``, and ``weld``
+    for OBJ files) but without materials: a part's possible kinds come from its cells (lines:
+    a rod; triangles: a shell, or a solid when they close; tetrahedra: a solid)."""
+    from .simplicial import file_cells
+
+    p = Path(path)
+    x_file, x, cells = file_cells(p, up=up, weld=weld, scale=scale)
+    parts, edges, verts = [], {}, {}
+    for name, (lines, triangles, tets) in cells.items():
+        closed, volume = _closed_volume(x, triangles)
+        if len(tets):
+            volume = _tet_volume(x, tets)
+        kinds = () if len(lines) and (len(triangles) or len(tets)) else tuple(
+            k for k, ok in (("rod", len(lines)), ("shell", len(triangles) and not len(tets)),
+                            ("solid", closed or len(tets))) if ok)
+        used = np.unique(np.concatenate([np.ravel(lines), np.ravel(triangles),
+                                         np.ravel(tets)]).astype(np.int64))
+        parts.append(PartInfo(name, len(lines), len(triangles), len(tets), len(used), closed,
+                              volume, kinds))
+        edges[name], verts[name] = _edges(lines, triangles, tets), set(used.tolist())
+    names = list(cells)
+    touching = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            shared = len(verts[a] & verts[b])
+            if shared:
+                touching.append((a, b, shared, len(edges[a] & edges[b])))
+    lower, upper = x.min(axis=0), x.max(axis=0)
+    return MeshInfo(p, len(x_file), len(x), tuple(lower.tolist()), tuple(upper.tolist()),
+                    tuple(parts), tuple(touching))

@@ -1,0 +1,58 @@
+"""describe_mesh_file: a mesh file's parts, what each can be, which parts touch; and the
+``strandlab mesh`` command that prints it."""
+from pathlib import Path
+
+import pytest
+
+from strandlab.cli import main
+from strandlab.io.mesh_info import describe_mesh_file
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_the_blender_sign():
+    info = describe_mesh_file(EXAMPLES / "sign.obj", up="y")
+    assert (info.file_vertices, info.vertices) == (49, 42)     # 7 welded
+    assert info.lower == pytest.approx((-0.1, -0.1, 0.0)) and info.upper == pytest.approx(
+        (0.7, 0.5, 1.0))
+    base, stand, banner = info.parts
+    assert (base.name, base.triangles, base.vertices, base.closed) == ("base", 12, 8, True)
+    assert base.volume == pytest.approx(0.008) and base.kinds == ("shell", "solid")
+    assert (stand.lines, stand.vertices, stand.kinds) == (10, 11, ("rod",))
+    assert (banner.triangles, banner.closed, banner.kinds) == (40, False, ("shell",))
+    assert info.touching == (("base", "stand", 1, 0), ("stand", "banner", 6, 5))
+
+
+def test_a_gmsh_file_with_tetrahedra_and_scale():
+    info = describe_mesh_file(EXAMPLES / "flag.msh", scale=0.5)
+    pole, flag, foot = info.parts
+    assert (foot.tetrahedra, foot.kinds) == (24, ("solid",))
+    assert foot.volume == pytest.approx(0.004 * 0.5 ** 3)
+    assert (pole.kinds, flag.kinds) == (("rod",), ("shell",))
+    assert info.touching == (("pole", "flag", 9, 8), ("pole", "foot", 1, 0))
+    assert info.upper[2] == pytest.approx(0.6)
+
+
+def test_a_part_of_lines_and_faces_can_be_nothing(tmp_path):
+    p = tmp_path / "m.obj"
+    p.write_text("o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nl 1 3\no b\nv 5 5 5\nv 6 5 5\n"
+                 "l 4 5\n")
+    info = describe_mesh_file(p)
+    assert info.parts[0].kinds == () and info.parts[1].kinds == ("rod",)
+    assert info.touching == ()
+
+
+def test_the_mesh_command(capsys, tmp_path):
+    assert main(["mesh", str(EXAMPLES / "sign.obj"), "--up", "y"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("sign.obj: 42 vertices (49 in the file, 7 welded); extent "
+                           "[-0.1, -0.1, 0] to [0.7, 0.5, 1] m")
+    assert out[2].split() == ["base", "0", "12", "0", "8", "a", "shell,", "or", "a", "solid",
+                              "(closed,", "0.008", "m^3)"]
+    assert out[-1] == "  stand - banner: 6 shared vertices, 5 shared edges (a point or curve " \
+                      "connection)"
+    assert main(["mesh", str(tmp_path / "none.obj")]) == 2
+    assert "no mesh file" in capsys.readouterr().err
+    (tmp_path / "junk.msh").write_text("junk\n")
+    assert main(["mesh", str(tmp_path / "junk.msh")]) == 2
+    assert "cannot read the mesh" in capsys.readouterr().err
