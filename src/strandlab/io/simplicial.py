@@ -169,47 +169,47 @@ def file_cells(path, *, up: str = "z", weld: float = 1e-6, scale: float = 1.0):
                           np.zeros((0, 4), dtype=np.int64))
         return x_file, _placed(x, up, scale), cells
     mesh = _read_mesh(p)
+    for _, key, cell_type, sel, _ in _tagged_cells(p, mesh):
+        got = cells.setdefault(str(key), [np.zeros((0, 2), np.int64),
+                                          np.zeros((0, 3), np.int64),
+                                          np.zeros((0, 4), np.int64)])
+        j = KINDS.index(_CELL_KIND[cell_type])
+        got[j] = np.concatenate([got[j], sel])
+    x_file = _points(mesh)
+    return x_file, _placed(x_file, up, scale), {k: tuple(v) for k, v in cells.items()}
+
+
+def _tagged_cells(p: Path, mesh):
+    """Per part tag of each cell block of a meshio mesh: (tag, part name (the tag without
+    one), cell type, its cells of that tag [n, k], the block index of the first)."""
     names = _names(mesh)
-    order = {"rod": 0, "shell": 1, "solid": 2}
     for k, block in enumerate(mesh.cells):
         if block.type not in _CELL_KIND:
             continue
         tags = _tags(mesh, k, p)
         for tag in np.unique(tags):
-            key = str(names.get(int(tag), int(tag)))
-            got = cells.setdefault(key, [np.zeros((0, 2), np.int64), np.zeros((0, 3), np.int64),
-                                         np.zeros((0, 4), np.int64)])
-            j = order[_CELL_KIND[block.type]]
-            got[j] = np.concatenate([got[j], np.asarray(block.data, np.int64)[tags == tag]])
-    x_file = np.asarray(mesh.points, dtype=np.float64)
-    if x_file.shape[1] == 2:
-        x_file = np.c_[x_file, np.zeros(len(x_file))]
-    return x_file, _placed(x_file, up, scale), {k: tuple(v) for k, v in cells.items()}
+            yield (int(tag), names.get(int(tag), int(tag)), block.type,
+                   np.asarray(block.data, dtype=np.int64)[tags == tag],
+                   int(np.nonzero(tags == tag)[0][0]))
+
+
+def _points(mesh) -> np.ndarray:
+    """A meshio mesh's points [N, 3] (2D points at z = 0)."""
+    x = np.asarray(mesh.points, dtype=np.float64)
+    return np.c_[x, np.zeros(len(x))] if x.shape[1] == 2 else x
 
 
 def _meshio_cells(p: Path, mesh, materials: Mapping):
     """The vertices [V, 3] of a meshio mesh and its cells by kind: (tag, part name, material,
     cells) each."""
-    names = _names(mesh)
     cells = {"rod": [], "shell": [], "solid": []}
-    for k, block in enumerate(mesh.cells):
-        if block.type not in _CELL_KIND:
-            continue
-        tags = _tags(mesh, k, p)
-        kind = _CELL_KIND[block.type]
-        for tag in np.unique(tags):
-            key = names.get(int(tag), int(tag))
-            mat = materials.get(key, materials.get(int(tag)))
-            sel = np.asarray(block.data)[tags == tag]
-            if mat is None:
-                first = int(np.nonzero(tags == tag)[0][0])
-                raise ValueError(f"{p}: {_CELL_WORD[block.type]} {first} has part {key!r}, "
-                                 "which has no material (give one in materials=)")
-            cells[kind].append((int(tag), str(key), mat, sel))
-    x = np.asarray(mesh.points, dtype=np.float64)
-    if x.shape[1] == 2:
-        x = np.c_[x, np.zeros(len(x))]
-    return x, cells
+    for tag, key, cell_type, sel, first in _tagged_cells(p, mesh):
+        mat = materials.get(key, materials.get(tag))
+        if mat is None:
+            raise ValueError(f"{p}: {_CELL_WORD[cell_type]} {first} has part {key!r}, "
+                             "which has no material (give one in materials=)")
+        cells[_CELL_KIND[cell_type]].append((tag, str(key), mat, sel))
+    return _points(mesh), cells
 
 
 def _obj_cells(p: Path, materials: Mapping, weld: float):
