@@ -159,10 +159,7 @@ def file_cells(path, *, up: str = "z", weld: float = 1e-6, scale: float = 1.0):
     p = _mesh_file(path, scale, up)
     cells = {}
     if p.suffix.lower() == ".obj":
-        x_file, parts = read_obj_parts(p)
-        if not (np.isfinite(weld) and weld >= 0):
-            raise ValueError(f"weld must be a number >= 0, got {weld!r}")
-        x, index = weld_vertices(x_file, weld)
+        x_file, parts, x, index = _welded_obj(p, weld)
         for key, part in parts.items():
             cells[key] = (index[np.asarray(part.edges, dtype=np.int64).reshape(-1, 2)],
                           index[np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)],
@@ -212,13 +209,20 @@ def _meshio_cells(p: Path, mesh, materials: Mapping):
     return _points(mesh), cells
 
 
-def _obj_cells(p: Path, materials: Mapping, weld: float):
-    """The welded vertices of an OBJ file (with the interior vertices of its solids after
-    them), its cells by kind, and the row of each file vertex among the vertices."""
+def _welded_obj(p: Path, weld: float):
+    """An OBJ file's vertices as written [N, 3], its parts, its vertices welded within
+    ``weld`` [W, 3] and the row of each written vertex among them [N]."""
     x_file, parts = read_obj_parts(p)
     if not (np.isfinite(weld) and weld >= 0):
         raise ValueError(f"weld must be a number >= 0, got {weld!r}")
     x, index = weld_vertices(x_file, weld)
+    return x_file, parts, x, index
+
+
+def _obj_cells(p: Path, materials: Mapping, weld: float):
+    """The welded vertices of an OBJ file (with the interior vertices of its solids after
+    them), its cells by kind, and the row of each file vertex among the vertices."""
+    _, parts, x, index = _welded_obj(p, weld)
     cells = {"rod": [], "shell": [], "solid": []}
     for tag, (key, part) in enumerate(parts.items(), start=1):
         lines = part.edge_lines + part.triangle_lines
