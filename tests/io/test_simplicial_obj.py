@@ -146,3 +146,16 @@ def test_obj_statements_as_tools_write_them(tmp_path):
     (tmp_path / "word.obj").write_text("v 0 0 0\nv 1 0 0\nl 1 b\n")
     with pytest.raises(ValueError, match=r"word\.obj, line 3: 'b' is not a vertex index"):
         read_obj_parts(tmp_path / "word.obj")
+
+
+def test_a_concave_polygon_is_refused_naming_its_line(tmp_path):
+    from strandlab.io.obj_parts import read_obj_parts
+
+    p = tmp_path / "arrow.obj"
+    # an arrowhead: its fan from a back corner folds over the notch; from the notch it does not
+    p.write_text("v 0 0 0\nv 1 0.5 0\nv 0 1 0\nv 0.3 0.5 0\no head\nf 1 2 3 4\n")
+    with pytest.raises(ValueError, match=r"arrow\.obj, line 6: a concave or twisted polygon of 4 "
+                                         r"vertices"):
+        read_obj_parts(p)
+    p.write_text("v 0 0 0\nv 1 0.5 0\nv 0 1 0\nv 0.3 0.5 0\no head\nf 4 1 2 3\n")
+    assert read_obj_parts(p)[1]["head"].triangles == [(3, 0, 1), (3, 1, 2)]

@@ -3,7 +3,8 @@ of each object (``o``) or group (``g``), as Blender, Houdini and most modelling 
 
 Only what a labelled rod/shell/solid mesh needs is read: ``v`` (positions; a fourth value, a
 weight, or colours after it are ignored), ``l`` (a polyline: one edge between each two
-consecutive vertices), ``f`` (a polygon, cut into a fan of triangles from its first vertex),
+consecutive vertices), ``f`` (a polygon, cut into a fan of triangles from its first vertex; a
+polygon whose fan would fold, concave or twisted, is refused),
 ``o`` and ``g`` (the part that the elements after them belong to: the name on the latest of
 the two, whole; elements before any is the part ``"default"``).  Vertex references may be
 negative (counted back from the latest vertex) and may carry texture and normal indices
@@ -44,6 +45,16 @@ def _vertex(token: str, n_vertices: int, where: str) -> int:
         raise ValueError(f"{where}: vertex {k} does not exist (the file has {n_vertices} "
                          "vertices so far)")
     return i
+
+
+def _fan_is_flat(vertices: list, idx: list) -> bool:
+    """Whether every triangle of the fan of polygon ``idx`` from its first vertex faces the
+    polygon's own way (its Newell normal): false for a concave polygon, whose fan folds."""
+    p = np.asarray([vertices[i] for i in idx])
+    q = np.roll(p, -1, axis=0)
+    normal = np.cross(p, q).sum(axis=0)          # twice the polygon's vector area
+    fan = np.cross(p[1:-1] - p[0], p[2:] - p[0])
+    return bool(np.all(fan @ normal > 0.0))
 
 
 def read_obj_parts(path) -> tuple[np.ndarray, dict[str, ObjPart]]:
@@ -98,6 +109,11 @@ def read_obj_parts(path) -> tuple[np.ndarray, dict[str, ObjPart]]:
                 part.edges += list(zip(idx[:-1], idx[1:]))
                 part.edge_lines += [number] * (len(idx) - 1)
             else:
+                if len(idx) > 3 and not _fan_is_flat(vertices, idx):
+                    raise ValueError(f"{where}: a concave or twisted polygon of {len(idx)} "
+                                     "vertices: a fan of triangles would fold over itself "
+                                     "(triangulate it in the tool: Blender's OBJ exporter, "
+                                     "Triangulated Mesh)")
                 part.triangles += [(idx[0], idx[k], idx[k + 1]) for k in range(1, len(idx) - 1)]
                 part.triangle_lines += [number] * (len(idx) - 2)
     if not vertices:
