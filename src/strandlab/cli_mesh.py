@@ -63,6 +63,9 @@ def format_mesh_info(info) -> list[str]:
             out.append(f"  {a} - {b}: {what} ({how})")
     else:
         out.append("no parts touch (parts are joined only where they share vertices)")
+    for a, b, dist in info.near:
+        out.append(f"near miss: {a} - {b} come within {dist:.3g} m without sharing a vertex "
+                   "there: not joined (a larger --weld joins them)")
     return out
 
 

@@ -56,3 +56,17 @@ def test_the_mesh_command(capsys, tmp_path):
     (tmp_path / "junk.msh").write_text("junk\n")
     assert main(["mesh", str(tmp_path / "junk.msh")]) == 2
     assert "cannot read the mesh" in capsys.readouterr().err
+
+
+def test_near_misses_are_reported(tmp_path, capsys):
+    p = tmp_path / "gap.obj"
+    p.write_text("o a\nv 0 0 0\nv 1 0 0\nl 1 2\no b\nv 1 0.0002 0\nv 1 1 0\nl 3 4\n"
+                 "o c\nv 0 0 0\nv 0 1 0\nl 5 6\n")
+    info = describe_mesh_file(p)
+    assert info.touching == (("a", "c", 1, 0),)
+    assert info.near == (("a", "b", pytest.approx(2e-4)),)
+    assert main(["mesh", str(p)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "near miss: a - b come within 0.0002 m without sharing a vertex there: not joined "
+        "(a larger --weld joins them)")
+    assert describe_mesh_file(p, weld=3e-4).near == ()

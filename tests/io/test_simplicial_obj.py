@@ -159,3 +159,22 @@ def test_a_concave_polygon_is_refused_naming_its_line(tmp_path):
         read_obj_parts(p)
     p.write_text("v 0 0 0\nv 1 0.5 0\nv 0 1 0\nv 0.3 0.5 0\no head\nf 4 1 2 3\n")
     assert read_obj_parts(p)[1]["head"].triangles == [(3, 0, 1), (3, 1, 2)]
+
+
+def test_parts_that_nearly_touch_are_warned(tmp_path):
+    p = tmp_path / "gap.obj"
+    # the pole stands 2.5 um above the foot's corner: beyond the welding distance
+    p.write_text(blender_obj().replace("v 0.100000 0.100000 0.100000\nv 0.100000 0.100000 "
+                                       "0.300000", "v 0.100000 0.100000 0.1000025\nv 0.100000 "
+                                       "0.100000 0.300000"))
+    with pytest.warns(UserWarning, match=r"gap\.obj: parts 'foot' and 'pole' come within "
+                                         r"2\.5e-06 \(file units\) of each other without sharing "
+                                         r"a vertex there: not joined \(a larger weld, now 1e-06"):
+        spec = read_simplicial(p, materials=MATS)
+    pole, foot = np.unique(spec.rod_edges), np.unique(spec.tets)
+    assert not len(np.intersect1d(pole, foot))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = read_simplicial(p, materials=MATS, weld=1e-5)      # joined, quietly
+    assert len(np.intersect1d(np.unique(spec.rod_edges), np.unique(spec.tets))) == 1

@@ -10,7 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PartInfo", "MeshInfo", "describe_mesh_file"]
+__all__ = ["PartInfo", "MeshInfo", "describe_mesh_file", "near_misses", "NEAR_MISS"]
+
+#: Vertices of two parts closer than this fraction of the mesh's extent (its bounding box's
+#: diagonal) that are not one vertex are a near miss: parts that look joined but are not.
+NEAR_MISS = 1e-3
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ class MeshInfo:
     """A mesh file's ``vertices`` (after welding; ``file_vertices`` as written), its extent
     ``lower``, ``upper`` [m] and ``parts``; ``touching``: per pair of parts that share vertices,
     ``(a, b, shared vertices, shared edges)``: a curve connection needs shared edges, a point
-    connection a shared vertex."""
+    connection a shared vertex; ``near``: per pair of parts with a near miss
+    (:func:`near_misses`), ``(a, b, closest distance [m])``."""
 
     path: Path
     file_vertices: int
@@ -46,6 +51,7 @@ class MeshInfo:
     upper: tuple
     parts: tuple
     touching: tuple
+    near: tuple = ()
 
 
 def _edges(lines, triangles, tets) -> set:
@@ -71,6 +77,39 @@ def _closed_volume(x, triangles) -> tuple[bool, float]:
         return False, 0.0
     a, b, c = x[t[:, 0]], x[t[:, 1]], x[t[:, 2]]
     return True, float(abs(np.einsum("ij,ij->", a, np.cross(b, c)) / 6.0))
+
+
+def near_misses(x, members: dict, within: float | None = None) -> list:
+    """Pairs of parts with vertices closer than ``within`` (default :data:`NEAR_MISS` times the
+    diagonal of the bounding box of ``x``) that are not shared: ``members`` maps each part's
+    name to its vertex indices into ``x`` [V, 3]; returns ``(a, b, closest distance)`` per pair
+    of parts, a vertex of ``a`` that ``b`` lacks against one of ``b`` that ``a`` lacks.
+
+    >>> near_misses([[0, 0, 0], [1, 0, 0], [1, 1e-5, 0]], {"a": [0, 1], "b": [2]})
+    [('a', 'b', 1e-05)]
+    """
+    from scipy.spatial import cKDTree
+
+    x = np.asarray(x, dtype=np.float64)
+    if within is None:
+        within = NEAR_MISS * float(np.linalg.norm(x.max(axis=0) - x.min(axis=0)))
+    pairs = cKDTree(x).query_pairs(within, output_type="ndarray")
+    if not len(pairs):
+        return []
+    names = list(members)
+    inside = np.zeros((len(names), len(x)), dtype=bool)
+    for k, n in enumerate(names):
+        inside[k, np.asarray(members[n], dtype=np.int64)] = True
+    d = np.linalg.norm(x[pairs[:, 0]] - x[pairs[:, 1]], axis=1)
+    out = []
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            i, j = pairs[:, 0], pairs[:, 1]
+            only_a, only_b = inside[a] & ~inside[b], inside[b] & ~inside[a]
+            hit = (only_a[i] & only_b[j]) | (only_b[i] & only_a[j])
+            if hit.any():
+                out.append((names[a], names[b], float(d[hit].min())))
+    return out
 
 
 def _tet_volume(x, tets) -> float:
@@ -110,5 +149,6 @@ def describe_mesh_file(path, *, up: str = "z", weld: float = 1e-6,
             if shared:
                 touching.append((a, b, shared, len(edges[a] & edges[b])))
     lower, upper = x.min(axis=0), x.max(axis=0)
+    near = near_misses(x, {n: sorted(v) for n, v in verts.items()})
     return MeshInfo(p, len(x_file), len(x), tuple(lower.tolist()), tuple(upper.tolist()),
-                    tuple(parts), tuple(touching))
+                    tuple(parts), tuple(touching), tuple(near))

@@ -36,6 +36,7 @@ from ..geometry.tetmesh import surface_tets, weld_vertices
 from ..sim.material import Material
 from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMaterial
 from .atomic import atomic_path, check_writable_folder
+from .mesh_info import near_misses
 from .obj_parts import read_obj_parts
 
 __all__ = ["read_simplicial", "write_simplicial", "file_cells", "SIMPLICIAL_SUFFIXES"]
@@ -223,6 +224,7 @@ def _obj_cells(p: Path, materials: Mapping, weld: float):
     """The welded vertices of an OBJ file (with the interior vertices of its solids after
     them), its cells by kind, and the row of each file vertex among the vertices."""
     _, parts, x, index = _welded_obj(p, weld)
+    welded = x
     cells = {"rod": [], "shell": [], "solid": []}
     for tag, (key, part) in enumerate(parts.items(), start=1):
         lines = part.edge_lines + part.triangle_lines
@@ -259,6 +261,12 @@ def _obj_cells(p: Path, materials: Mapping, weld: float):
                 raise ValueError(f"{p}: part {key!r}: {exc}") from None
             x = np.concatenate([x, new])
         cells[kind].append((tag, key, mat, sel))
+    members = {key: index[np.asarray(part.edges + part.triangles, dtype=np.int64).ravel()]
+               for key, part in parts.items()}
+    for a, b, dist in near_misses(welded, members):
+        warnings.warn(f"{p}: parts {a!r} and {b!r} come within {dist:.3g} (file units) of each "
+                      f"other without sharing a vertex there: not joined (a larger weld, "
+                      f"now {weld:g}, joins them)", stacklevel=3)
     return x, cells, index
 
 
