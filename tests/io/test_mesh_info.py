@@ -60,7 +60,8 @@ def test_the_mesh_command(capsys, tmp_path):
 
 def test_near_misses_are_reported(tmp_path, capsys):
     p = tmp_path / "gap.obj"
-    p.write_text("o a\nv 0 0 0\nv 1 0 0\nl 1 2\no b\nv 1 0.0002 0\nv 1 1 0\nl 3 4\n"
+    # b's vertices are written first, though its part comes second
+    p.write_text("v 1 0.0002 0\nv 1 1 0\no a\nv 0 0 0\nv 1 0 0\nl 3 4\no b\nl 1 2\n"
                  "o c\nv 0 0 0\nv 0 1 0\nl 5 6\n")
     info = describe_mesh_file(p)
     assert info.touching == (("a", "c", 1, 0),)
