@@ -49,9 +49,12 @@ def test_parts_kinds_and_welding(obj):
     assert names == ["pole", "flag", "foot"]          # rods, shells, solids
     assert [pt.kind for pt in spec.parts] == ["rod", "shell", "solid"]
     assert len(spec.rod_edges) == 2 and len(spec.triangles) == 2
-    # 15 file vertices, 4 welded away (the pole's foot and two flag corners), plus the solid's
-    # interior vertices, all used
+    # 15 file vertices, 3 welded away (the pole's foot onto the cube's corner, two of the
+    # flag's corners onto the pole), plus the solid's interior vertices, all used and distinct
     x = spec.vertices
+    surface = np.unique(np.concatenate([spec.rod_edges.ravel(), spec.triangles.ravel()]))
+    cube = np.all(np.isclose(x, 0.0) | np.isclose(x, 0.1), axis=1)
+    assert len(surface) + np.count_nonzero(cube & ~np.isin(np.arange(len(x)), surface)) == 12
     assert len(np.unique(np.round(x, 9), axis=0)) == len(x)
     pole = np.unique(spec.rod_edges)
     flag = np.unique(spec.triangles)
