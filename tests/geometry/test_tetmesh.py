@@ -50,18 +50,29 @@ def test_a_closed_surface_is_filled_keeping_its_vertices(flip):
     assert vol.min() > 0 and vol.sum() == pytest.approx(1e-3, rel=1e-12)
     assert len(new) > 0 and np.all(np.abs(new - 0.05) < 0.05)     # inside
     # the boundary faces of the tetrahedra are the surface's triangles
+    assert _boundary(tets) == {tuple(sorted(t)) for t in f.tolist()}
+
+
+def _boundary(tets):
     faces = np.concatenate([tets[:, [0, 1, 2]], tets[:, [0, 1, 3]], tets[:, [0, 2, 3]],
                             tets[:, [1, 2, 3]]])
     key, count = np.unique(np.sort(faces, axis=1), axis=0, return_counts=True)
-    boundary = {tuple(k) for k in key[count == 1]}
-    assert boundary == {tuple(sorted(t)) for t in f.tolist()}
+    return {tuple(k) for k in key[count == 1]}
 
 
-def test_vertices_beside_the_surface_are_left_alone():
+@pytest.mark.parametrize("before", [1, 40])
+def test_vertices_beside_the_surface_are_left_alone(before):
+    # the surface's vertices after those of other parts (Gmsh renumbers its nodes from 1
+    # after meshing: the surface must keep its own)
     x, f = _cube_surface(n=2)
-    x = np.concatenate([[[5.0, 5.0, 5.0]], x])       # a vertex of another part, first
-    new, tets = surface_tets(x, f + 1)
-    assert 0 not in tets and tets.max() == len(x) + len(new) - 1
+    others = np.random.default_rng(1).uniform(5.0, 6.0, (before, 3))
+    x = np.concatenate([others, x])
+    new, tets = surface_tets(x, f + before)
+    allx = np.concatenate([x, new])
+    assert tets.min() == before and tets.max() == len(x) + len(new) - 1
+    assert _boundary(tets) == {tuple(sorted(t)) for t in (f + before).tolist()}
+    assert _volumes(allx, tets).sum() == pytest.approx(1e-3, rel=1e-12)
+    assert np.all(np.abs(new - 0.05) < 0.05)
 
 
 def test_an_open_surface_is_refused():
@@ -89,4 +100,4 @@ def test_the_docstring_examples_hold():
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
     for t in finder.find(tetmesh):
         runner.run(t)
-    assert runner.failures == 0 and runner.tries >= 5
+    assert runner.failures == 0 and runner.tries >= 7

@@ -181,3 +181,45 @@ def test_parts_that_nearly_touch_are_warned(tmp_path):
         warnings.simplefilter("error")
         spec = read_simplicial(p, materials=MATS, weld=1e-5)      # joined, quietly
     assert len(np.intersect1d(np.unique(spec.rod_edges), np.unique(spec.tets))) == 1
+
+
+def _prism_obj(name, sides, x0=0.0, fan=False):
+    """An OBJ object: a prism of ``sides`` sides, radius 0.05, height 0.2, about x = ``x0``;
+    its caps one polygon each, or with ``fan`` triangle fans about a centre vertex."""
+    a = 2 * np.pi * np.arange(sides) / sides
+    ring = [(x0 + 0.05 * np.cos(t), 0.05 * np.sin(t)) for t in a]
+    out = [f"o {name}"] + [f"v {x:.6f} {y:.6f} {z}" for z in (0.0, 0.2) for x, y in ring]
+    out += [f"v {x0:.6f} 0 0.0", f"v {x0:.6f} 0 0.2"]
+    out += [f"f -{2 * sides + 2 - k} -{2 * sides + 2 - (k + 1) % sides} "
+            f"-{sides + 2 - (k + 1) % sides} -{sides + 2 - k}" for k in range(sides)]
+    if fan:
+        out += [f"f -2 -{2 * sides + 2 - (k + 1) % sides} -{2 * sides + 2 - k}"
+                for k in range(sides)]
+        out += [f"f -1 -{sides + 2 - k} -{sides + 2 - (k + 1) % sides}" for k in range(sides)]
+    else:
+        out += ["f " + " ".join(f"-{2 * sides + 2 - k}" for k in reversed(range(sides))),
+                "f " + " ".join(f"-{sides + 2 - k}" for k in range(sides))]
+    return "\n".join(out) + "\n"
+
+
+def test_solids_after_other_parts_are_filled_and_slivers_are_warned(tmp_path):
+    import warnings
+
+    p = tmp_path / "cans.obj"
+    # the first solid's vertices come before the second's: each keeps its own surface
+    p.write_text(_prism_obj("fan", 24, fan=True) + _prism_obj("ngon", 24, x0=0.3))
+    exact = 0.5 * 24 * 0.05 ** 2 * np.sin(2 * np.pi / 24) * 0.2
+    with pytest.warns(UserWarning, match=r"cans\.obj: part 'ngon': \d+ of its \d+ tetrahedra are "
+                                         r"slivers \(shape quality below 0\.01, the thinnest"):
+        spec = read_simplicial(p, materials={"fan": BLOCK, "ngon": BLOCK})
+    x, t = spec.vertices, spec.tets
+    e = [x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3)]
+    vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])) / 6
+    for k in range(2):
+        part = spec.tet_part == k
+        assert vol[part].min() > 0 and vol[part].sum() == pytest.approx(exact, rel=1e-5)
+        centre = x[np.unique(t[part])].mean(axis=0)
+        assert np.all(np.linalg.norm(x[np.unique(t[part])] - centre, axis=1) < 0.12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_simplicial(p, materials={"fan": BLOCK, "ngon": CLOTH})   # no solid of n-gons

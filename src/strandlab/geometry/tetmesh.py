@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices"]
+__all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices", "tet_quality"]
 
 
 def _gmsh():
@@ -94,24 +94,31 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"surface_tets: triangle vertex {int(used[-1])} out of range "
                          f"(0..{len(x) - 1})")
 
+    n = len(used)
+    local = np.searchsorted(used, f) + 1        # Gmsh's node tags: 1..n, so that its
+    # renumbering after meshing (Mesh.Renumber) leaves the surface's nodes as they are
+
     def build(gmsh):
         s = gmsh.model.addDiscreteEntity(2)
-        gmsh.model.mesh.addNodes(2, s, (used + 1).tolist(), x[used].ravel().tolist())
-        gmsh.model.mesh.addElementsByType(s, 2, [], (f + 1).ravel().tolist())
+        gmsh.model.mesh.addNodes(2, s, list(range(1, n + 1)), x[used].ravel().tolist())
+        gmsh.model.mesh.addElementsByType(s, 2, [], local.ravel().tolist())
         gmsh.model.geo.addVolume([gmsh.model.geo.addSurfaceLoop([s])])
         gmsh.model.geo.synchronize()
 
     def collect(gmsh):
         tags, coords, tet_tags = _nodes_and_tets(gmsh)
-        new_tags = np.setdiff1d(tags, used + 1)
+        index = np.empty(int(max(tags.max(), n)) + 1, dtype=np.int64)
+        index[1: n + 1] = used
+        kept = (tags >= 1) & (tags <= n)
+        if np.count_nonzero(kept) != n or not np.array_equal(coords[kept][np.argsort(
+                tags[kept])], x[used]):
+            raise RuntimeError("Gmsh moved or renumbered the surface's vertices")
+        new_tags = np.sort(tags[~kept])
+        index[new_tags] = len(x) + np.arange(len(new_tags))
         where = np.empty(int(tags.max()) + 1, dtype=np.int64)
         where[tags] = np.arange(len(tags))
-        index = np.empty(int(tags.max()) + 1, dtype=np.int64)
-        index[used + 1] = used
-        index[new_tags] = len(x) + np.arange(len(new_tags))
         new = coords[where[new_tags]]
-        tets = index[tet_tags]
-        return new, orient_tets(np.concatenate([x, new]), tets)
+        return new, orient_tets(np.concatenate([x, new]), index[tet_tags])
 
     try:
         new, tets = _session(build, collect)
@@ -152,3 +159,23 @@ def weld_vertices(x, tol: float) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return x[first[order]], rank[label]
+
+
+def tet_quality(x, tets) -> np.ndarray:
+    """Each tetrahedron's shape quality [K]: ``6 sqrt(2) V / l^3``, ``V`` its volume and ``l``
+    the root mean square of its six edges: 1 for a regular tetrahedron, near 0 for a flat
+    one (a sliver).
+
+    >>> x = [[1, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1],      # regular
+    ...      [0, 0, 0], [1, 0, 0], [0, 1, 0], [0.3, 0.3, 0.01]]    # nearly flat
+    >>> tet_quality(x, [[0, 1, 2, 3], [4, 5, 6, 7]]).round(3).tolist()
+    [1.0, 0.017]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    t = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
+    e = [x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3)]
+    vol = np.abs(np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2]))) / 6.0
+    sq = sum(np.einsum("ij,ij->i", d, d) for d in
+             [x[t[:, a]] - x[t[:, b]] for a in range(4) for b in range(a + 1, 4)])
+    rms = np.sqrt(sq / 6.0)
+    return 6.0 * np.sqrt(2.0) * vol / np.where(rms > 0.0, rms, 1.0) ** 3

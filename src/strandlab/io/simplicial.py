@@ -32,7 +32,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from ..geometry.tetmesh import surface_tets, weld_vertices
+from ..geometry.tetmesh import surface_tets, tet_quality, weld_vertices
 from ..sim.material import Material
 from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMaterial
 from .atomic import atomic_path, check_writable_folder
@@ -47,6 +47,9 @@ _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
 _OBJ_KIND = {Material: "rod", ShellMaterial: "shell", SolidMaterial: "solid"}
+#: A tetrahedron of an OBJ solid whose shape quality (:func:`~strandlab.geometry.tetmesh.
+#: tet_quality`, 1 for a regular one) is below this is a sliver, warned.
+SLIVER = 0.01
 
 
 def _meshio():
@@ -260,6 +263,16 @@ def _obj_cells(p: Path, materials: Mapping, weld: float):
             except ValueError as exc:
                 raise ValueError(f"{p}: part {key!r}: {exc}") from None
             x = np.concatenate([x, new])
+            q = tet_quality(x, sel)
+            if q.min() < SLIVER:
+                warnings.warn(f"{p}: part {key!r}: {np.count_nonzero(q < SLIVER)} of its "
+                              f"{len(sel)} tetrahedra are slivers (shape quality below "
+                              f"{SLIVER:g}, the thinnest {q.min():.2g}; 1 for a regular one), "
+                              "from long thin triangles of its surface, as a polygon of many "
+                              "vertices cut into a fan makes: give its large polygons a vertex "
+                              "inside (Blender: Poke Faces, or a cylinder's caps filled as "
+                              "triangle fans); slivers make the solve ill-conditioned",
+                              stacklevel=3)
         cells[kind].append((tag, key, mat, sel))
     members = {key: index[np.asarray(part.edges + part.triangles, dtype=np.int64).ravel()]
                for key, part in parts.items()}
