@@ -5,6 +5,7 @@ cube filled with tetrahedra.  Marked ``blender`` (``pytest -m blender``; docs/co
 """
 import subprocess
 import textwrap
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from test_blender_import import blender_command
 
 import strandlab as sl
 from helpers import step_mesh
+from strandlab.io.mesh_info import describe_mesh_file
 from strandlab.io.simplicial import read_simplicial
 from strandlab.sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial
 
@@ -46,6 +48,9 @@ AUTHOR = textwrap.dedent('''
     quads = [(j * 4 + i, j * 4 + i + 1, (j + 1) * 4 + i + 1, (j + 1) * 4 + i)
              for j in range(2) for i in range(3)]
     add("flag", grid, [], quads, location=(0.1, 0.1, 0.25))
+    # a ball apart, made last: a solid whose vertices come after all the others
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.05, location=(0.6, 0.6, 0.05))
+    bpy.context.object.name = "ball"
     bpy.ops.wm.obj_export(filepath=args[0], export_materials=False)
     bpy.ops.wm.obj_export(filepath=args[1], export_materials=False, up_axis="Z",
                           forward_axis="Y")
@@ -54,7 +59,7 @@ AUTHOR = textwrap.dedent('''
 ALU = sl.Material(young_modulus=7e10, density=2700.0, radius=0.005)
 CLOTH = ShellMaterial(young_modulus=1e8, poisson_ratio=0.3, thickness=1e-4, density=1140.0)
 FOAM = SolidMaterial(young_modulus=1e6, poisson_ratio=0.3, density=500.0)
-MATS = {"pole": ALU, "flag": CLOTH, "foot": FOAM}
+MATS = {"pole": ALU, "flag": CLOTH, "foot": FOAM, "ball": FOAM}
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +76,18 @@ def exported(tmp_path_factory):
 
 def test_blender_obj_exports_read_as_one_conforming_mesh(exported):
     y_up, z_up = exported
-    a = read_simplicial(y_up, materials=MATS, up="y")
-    b = read_simplicial(z_up, materials=MATS)
-    assert np.allclose(a.vertices, b.vertices, atol=2e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # no near misses, no slivers
+        a = read_simplicial(y_up, materials=MATS, up="y")
+        b = read_simplicial(z_up, materials=MATS)
+    info = describe_mesh_file(z_up)
+    w = info.vertices             # the welded vertices of the file, before the solids' insides
+    assert np.allclose(a.vertices[:w], b.vertices[:w], atol=2e-6)
+    ball = next(p for p in info.parts if p.name == "ball")
+    assert ball.closed and ball.kinds == ("shell", "solid")
     for spec in (a, b):
         assert [(p.name, p.kind) for p in spec.parts] == [("pole", "rod"), ("flag", "shell"),
-                                                          ("foot", "solid")]
+                                                          ("foot", "solid"), ("ball", "solid")]
         x = spec.vertices
         assert len(spec.rod_edges) == 3 and len(spec.triangles) == 12
         pole, flag, foot = (np.unique(c) for c in (spec.rod_edges, spec.triangles, spec.tets))
@@ -86,7 +97,12 @@ def test_blender_obj_exports_read_as_one_conforming_mesh(exported):
                            atol=2e-6)
         e = [x[spec.tets[:, k]] - x[spec.tets[:, 0]] for k in (1, 2, 3)]
         vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])) / 6
-        assert vol.min() > 0 and vol.sum() == pytest.approx(0.008, rel=1e-5)
+        foot, ball_tets = spec.tet_part == 2, spec.tet_part == 3
+        assert vol.min() > 0 and vol[foot].sum() == pytest.approx(0.008, rel=1e-5)
+        # the ball filled from its own surface: the volume it encloses, about its centre
+        assert vol[ball_tets].sum() == pytest.approx(ball.volume, rel=1e-9)
+        inside = x[np.unique(spec.tets[ball_tets])]
+        assert np.abs(np.linalg.norm(inside - [0.6, 0.6, 0.05], axis=1)).max() < 0.0501
 
 
 def test_the_blender_model_runs(exported):
