@@ -140,6 +140,9 @@ def test_obj_statements_as_tools_write_them(tmp_path):
     assert parts["sheet"].triangle_lines == [14, 14]
     assert parts["sheet hem"].triangles == [(0, 1, 4)] and parts["sheet hem"].edges == [(4, 3)]
     assert parts["sheet hem"].triangle_lines == [16]
+    (tmp_path / "tabs.obj").write_text("v\t0 0 0\nv 1\t0 0\no\tbar\nl\t1\t2\n")
+    x, parts = read_obj_parts(tmp_path / "tabs.obj")
+    assert x.shape == (2, 3) and parts["bar"].edges == [(0, 1)]
     (tmp_path / "empty.obj").write_text("# nothing\n")
     with pytest.raises(ValueError, match=r"empty\.obj: no vertices: not an OBJ mesh"):
         read_obj_parts(tmp_path / "empty.obj")

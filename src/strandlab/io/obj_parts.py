@@ -84,7 +84,8 @@ def read_obj_parts(path) -> tuple[np.ndarray, dict[str, ObjPart]]:
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        key, _, rest = line.partition(" ")
+        key, *tail = line.split(None, 1)       # spaces or tabs
+        rest = tail[0] if tail else ""
         where = f"{p}, line {number}"
         words = rest.split()
         if key == "v":
