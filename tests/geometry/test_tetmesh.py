@@ -101,3 +101,22 @@ def test_the_docstring_examples_hold():
     for t in finder.find(tetmesh):
         runner.run(t)
     assert runner.failures == 0 and runner.tries >= 7
+
+
+@pytest.mark.parametrize("scales, volume", [
+    ((1.0,), 1e-3),
+    ((1.0, 0.5), 1e-3 - 1.25e-4),                  # a hollow box: the inner piece a cavity
+    ((1.0, 0.5, 0.2), 1e-3 - 1.25e-4 + 8e-6),      # ... with a core inside the cavity
+])
+def test_pieces_inside_pieces_are_cavities(scales, volume):
+    x, f = _cube_surface(n=2)
+    xs = np.concatenate([(x - 0.05) * s + 0.05 for s in scales])
+    # the cavity's faces face into it, as a modeller's hollow object has them
+    fs = np.concatenate([(f if k != 1 else f[:, ::-1]) + k * len(x)
+                         for k in range(len(scales))])
+    # a separate box beside them is filled on its own
+    xs, fs = np.concatenate([xs, x + [0.5, 0.0, 0.0]]), np.concatenate([fs, f + len(xs)])
+    new, tets = surface_tets(xs, fs)
+    vol = _volumes(np.concatenate([xs, new]), tets)
+    assert vol.min() > 0 and vol.sum() == pytest.approx(volume + 1e-3, rel=1e-12)
+    assert _boundary(tets) == {tuple(sorted(t)) for t in fs.tolist()}

@@ -76,8 +76,9 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
     keeps): returns the new interior vertices [N, 3] and the tetrahedra [K, 4], whose indices
     below ``V`` are those of ``x`` (the surface's vertices stay where they are, so that what is
     attached to them stays attached) and from ``V`` on the new vertices.  The surface need not
-    be oriented.  ValueError when Gmsh finds no volume (a surface with holes or
-    self-intersections).
+    be oriented, and may be several closed pieces: each is filled, and a piece inside another
+    is its cavity (a hollow solid; a piece inside that cavity is filled again).  ValueError
+    when Gmsh finds no volume (a surface with holes or self-intersections).
 
     >>> x = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
     >>> new, tets = surface_tets(x, [[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
@@ -98,11 +99,24 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
     local = np.searchsorted(used, f) + 1        # Gmsh's node tags: 1..n, so that its
     # renumbering after meshing (Mesh.Renumber) leaves the surface's nodes as they are
 
+    piece = _pieces(local - 1, n)
+    xs = x[used]
+    parent = _nesting(xs, local - 1, piece)
+
     def build(gmsh):
-        s = gmsh.model.addDiscreteEntity(2)
-        gmsh.model.mesh.addNodes(2, s, list(range(1, n + 1)), x[used].ravel().tolist())
-        gmsh.model.mesh.addElementsByType(s, 2, [], local.ravel().tolist())
-        gmsh.model.geo.addVolume([gmsh.model.geo.addSurfaceLoop([s])])
+        loops = []
+        for k in range(len(parent)):
+            s = gmsh.model.addDiscreteEntity(2)
+            tri = local[piece == k]
+            nodes = np.unique(tri)
+            gmsh.model.mesh.addNodes(2, s, nodes.tolist(), xs[nodes - 1].ravel().tolist())
+            gmsh.model.mesh.addElementsByType(s, 2, [], tri.ravel().tolist())
+            loops.append(gmsh.model.geo.addSurfaceLoop([s]))
+        depth = [_depth(parent, k) for k in range(len(parent))]
+        for k in range(len(parent)):
+            if depth[k] % 2 == 0:        # a solid's outside; its cavities are its children
+                gmsh.model.geo.addVolume([loops[k]] + [loops[j] for j in range(len(parent))
+                                                       if parent[j] == k])
         gmsh.model.geo.synchronize()
 
     def collect(gmsh):
@@ -129,6 +143,52 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("Gmsh found no volume inside the surface; it must be closed and "
                          "must not cross itself")
     return new, tets
+
+
+def _pieces(f: np.ndarray, n: int) -> np.ndarray:
+    """The connected piece of each triangle of ``f`` [F, 3] over ``n`` vertices (triangles
+    sharing a vertex are in one piece), numbered in order of first appearance."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rows = np.repeat(np.arange(len(f)), 3)
+    graph = coo_matrix((np.ones(rows.size), (f.ravel(), rows)), shape=(n, len(f))).tocsr()
+    _, label = connected_components(graph @ graph.T, directed=False)
+    tri = label[f[:, 0]]
+    _, first, inv = np.unique(tri, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inv.ravel()]
+
+
+def _winding(x: np.ndarray, f: np.ndarray, p: np.ndarray) -> float:
+    """The winding number of the closed triangle surface ``f`` over ``x`` about the point
+    ``p`` (the solid angles of its triangles over 4 pi; Van Oosterom and Strackee 1983): +-1
+    inside, 0 outside."""
+    a, b, c = x[f[:, 0]] - p, x[f[:, 1]] - p, x[f[:, 2]] - p
+    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
+    num = np.einsum("ij,ij->i", a, np.cross(b, c))
+    den = (la * lb * lc + np.einsum("ij,ij->i", a, b) * lc + np.einsum("ij,ij->i", b, c) * la
+           + np.einsum("ij,ij->i", c, a) * lb)
+    return float(2.0 * np.arctan2(num, den).sum() / (4.0 * np.pi))
+
+
+def _nesting(x: np.ndarray, f: np.ndarray, piece: np.ndarray) -> list:
+    """Per closed piece of a surface, the innermost other piece that encloses it, or -1."""
+    m = int(piece.max()) + 1
+    inside = np.zeros((m, m), dtype=bool)
+    for k in range(m):
+        p = x[f[piece == k][0, 0]]
+        for j in range(m):
+            inside[k, j] = j != k and abs(_winding(x, f[piece == j], p)) > 0.5
+    depth = inside.sum(axis=1)
+    return [int(max(np.nonzero(inside[k])[0], key=lambda j: depth[j], default=-1))
+            for k in range(m)]
+
+
+def _depth(parent: list, k: int) -> int:
+    d = 0
+    while parent[k] >= 0:
+        k, d = parent[k], d + 1
+    return d
 
 
 def weld_vertices(x, tol: float) -> tuple[np.ndarray, np.ndarray]:
