@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices", "tet_quality"]
+__all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices", "tet_quality",
+           "enclosed_volume"]
 
 
 def _gmsh():
@@ -182,6 +183,27 @@ def _nesting(x: np.ndarray, f: np.ndarray, piece: np.ndarray) -> list:
     depth = inside.sum(axis=1)
     return [int(max(np.nonzero(inside[k])[0], key=lambda j: depth[j], default=-1))
             for k in range(m)]
+
+
+def enclosed_volume(x, triangles) -> float:
+    """The volume [m^3] that :func:`surface_tets` fills inside the closed triangle surface
+    ``triangles`` [F, 3] over ``x`` [V, 3]: each closed piece's enclosed volume, less its
+    cavities' (pieces inside it), whichever way the triangles face.
+
+    >>> x = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    >>> round(enclosed_volume(x, [[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]]), 12)
+    0.166666666667
+    """
+    x = np.asarray(x, dtype=np.float64)
+    f = np.asarray(triangles, dtype=np.int64)
+    piece = _pieces(f, len(x))
+    parent = _nesting(x, f, piece)
+    total = 0.0
+    for k in range(len(parent)):
+        a, b, c = (x[f[piece == k][:, j]] for j in range(3))
+        v = abs(np.einsum("ij,ij->", a, np.cross(b, c))) / 6.0
+        total += v if _depth(parent, k) % 2 == 0 else -v
+    return float(total)
 
 
 def _depth(parent: list, k: int) -> int:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..geometry.tetmesh import enclosed_volume
+
 __all__ = ["PartInfo", "MeshInfo", "describe_mesh_file", "near_misses", "NEAR_MISS"]
 
 #: Vertices of two parts closer than this fraction of the mesh's extent (its bounding box's
@@ -67,7 +69,7 @@ def _edges(lines, triangles, tets) -> set:
 
 def _closed_volume(x, triangles) -> tuple[bool, float]:
     """(closed, enclosed volume [m^3]) of a triangle set: closed when every edge is shared by
-    exactly two triangles; the volume by the divergence theorem, whichever way they face."""
+    exactly two triangles; the volume a solid's filling would have (cavities taken out)."""
     t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
     if not len(t):
         return False, 0.0
@@ -75,8 +77,7 @@ def _closed_volume(x, triangles) -> tuple[bool, float]:
     _, count = np.unique(e, axis=0, return_counts=True)
     if not np.all(count == 2):
         return False, 0.0
-    a, b, c = x[t[:, 0]], x[t[:, 1]], x[t[:, 2]]
-    return True, float(abs(np.einsum("ij,ij->", a, np.cross(b, c)) / 6.0))
+    return True, enclosed_volume(x, t)
 
 
 def near_misses(x, members: dict, within: float | None = None) -> list:
