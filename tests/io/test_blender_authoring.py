@@ -1,7 +1,8 @@
 """A rod/shell/solid object modelled in Blender and exported with Blender's own OBJ exporter
-(its default axes, y-up, and z-up) reads as one conforming labelled mesh, which the mixed solver
-runs: a pole of loose edges standing on a cube's corner, a cloth flag of quads sewn to it, the
-cube filled with tetrahedra.  Marked ``blender`` (``pytest -m blender``; docs/contributing.md).
+(its default axes, y-up, and z-up) and USD exporter reads as one conforming labelled mesh, which
+the mixed solver runs: a pole of loose edges standing on a cube's corner (a curve in the USD
+file: Blender's USD exporter drops loose edges), a cloth flag of quads sewn to it, the cube
+filled with tetrahedra.  Marked ``blender`` (``pytest -m blender``; docs/contributing.md).
 """
 import subprocess
 import textwrap
@@ -54,6 +55,13 @@ AUTHOR = textwrap.dedent('''
     bpy.ops.wm.obj_export(filepath=args[0], export_materials=False)
     bpy.ops.wm.obj_export(filepath=args[1], export_materials=False, up_axis="Z",
                           forward_axis="Y")
+    # USD: the pole's loose edges as a curve (Object > Convert > Curve)
+    pole = bpy.data.objects["pole"]
+    bpy.ops.object.select_all(action="DESELECT")
+    pole.select_set(True)
+    bpy.context.view_layer.objects.active = pole
+    bpy.ops.object.convert(target="CURVE")
+    bpy.ops.wm.usd_export(filepath=args[2])
 ''')
 
 ALU = sl.Material(young_modulus=7e10, density=2700.0, radius=0.005)
@@ -67,27 +75,36 @@ def exported(tmp_path_factory):
     d = tmp_path_factory.mktemp("authoring")
     script = d / "author.py"
     script.write_text(AUTHOR)
-    y_up, z_up = d / "default_axes.obj", d / "z_up.obj"
-    done = subprocess.run(blender_command(script) + [str(y_up), str(z_up)],
+    y_up, z_up, usd = d / "default_axes.obj", d / "z_up.obj", d / "flag.usdc"
+    done = subprocess.run(blender_command(script) + [str(y_up), str(z_up), str(usd)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return y_up, z_up
+    return y_up, z_up, usd
 
 
-def test_blender_obj_exports_read_as_one_conforming_mesh(exported):
-    y_up, z_up = exported
+def test_blender_obj_and_usd_exports_read_as_one_conforming_mesh(exported):
+    y_up, z_up, usd = exported
     with warnings.catch_warnings():
         warnings.simplefilter("error")            # no near misses, no slivers
         a = read_simplicial(y_up, materials=MATS, up="y")
         b = read_simplicial(z_up, materials=MATS)
+        c = read_simplicial(usd, materials=MATS)  # parts named by their objects' names
     info = describe_mesh_file(z_up)
     w = info.vertices             # the welded vertices of the file, before the solids' insides
     assert np.allclose(a.vertices[:w], b.vertices[:w], atol=2e-6)
     ball = next(p for p in info.parts if p.name == "ball")
     assert ball.closed and ball.kinds == ("shell", "solid")
-    for spec in (a, b):
-        assert [(p.name, p.kind) for p in spec.parts] == [("pole", "rod"), ("flag", "shell"),
-                                                          ("foot", "solid"), ("ball", "solid")]
+    # the USD stage: the same welded vertices (USD's points are 32-bit floats), in its order
+    info_c = describe_mesh_file(usd)
+    wc = info_c.vertices
+    assert wc == w
+    assert np.allclose(np.unique(np.round(c.vertices[:wc], 5), axis=0),
+                       np.unique(np.round(b.vertices[:w], 5), axis=0), atol=2e-5)
+    ball_c = next(p for p in info_c.parts if p.name.startswith("/root/ball/"))
+    for spec, ball_volume in ((a, ball.volume), (b, ball.volume), (c, ball_c.volume)):
+        assert sorted((p.name, p.kind) for p in spec.parts) == [
+            ("ball", "solid"), ("flag", "shell"), ("foot", "solid"), ("pole", "rod")]
+        assert [p.kind for p in spec.parts] == ["rod", "shell", "solid", "solid"]
         x = spec.vertices
         assert len(spec.rod_edges) == 3 and len(spec.triangles) == 12
         pole, flag, foot = (np.unique(c) for c in (spec.rod_edges, spec.triangles, spec.tets))
@@ -97,16 +114,17 @@ def test_blender_obj_exports_read_as_one_conforming_mesh(exported):
                            atol=2e-6)
         e = [x[spec.tets[:, k]] - x[spec.tets[:, 0]] for k in (1, 2, 3)]
         vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])) / 6
-        foot, ball_tets = spec.tet_part == 2, spec.tet_part == 3
+        names = [p.name for p in spec.parts]
+        foot, ball_tets = (spec.tet_part == names.index(n) for n in ("foot", "ball"))
         assert vol.min() > 0 and vol[foot].sum() == pytest.approx(0.008, rel=1e-5)
         # the ball filled from its own surface: the volume it encloses, about its centre
-        assert vol[ball_tets].sum() == pytest.approx(ball.volume, rel=1e-9)
+        assert vol[ball_tets].sum() == pytest.approx(ball_volume, rel=1e-9)
         inside = x[np.unique(spec.tets[ball_tets])]
         assert np.abs(np.linalg.norm(inside - [0.6, 0.6, 0.05], axis=1)).max() < 0.0501
 
 
 def test_the_blender_model_runs(exported):
-    y_up, _ = exported
+    y_up = exported[0]
     spec = read_simplicial(
         y_up, materials=MATS, up="y",
         connections=[Connection("point", ("pole", "foot"), twist_stiffness=10.0,

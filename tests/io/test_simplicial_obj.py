@@ -135,11 +135,11 @@ def test_obj_statements_as_tools_write_them(tmp_path):
     x, parts = read_obj_parts(p)
     assert x.shape == (5, 3) and x[2].tolist() == [1.0, 1.0, 0.0]
     assert list(parts) == ["default", "sheet", "sheet hem"]
-    assert parts["default"].edges == [(0, 1), (1, 4)] and parts["default"].edge_lines == [8, 8]
+    assert parts["default"].edges == [(0, 1), (1, 4)] and parts["default"].edge_at == ["line 8"] * 2
     assert parts["sheet"].triangles == [(0, 1, 2), (0, 2, 3)]      # a fan from the first
-    assert parts["sheet"].triangle_lines == [14, 14]
+    assert parts["sheet"].triangle_at == ["line 14"] * 2
     assert parts["sheet hem"].triangles == [(0, 1, 4)] and parts["sheet hem"].edges == [(4, 3)]
-    assert parts["sheet hem"].triangle_lines == [16]
+    assert parts["sheet hem"].triangle_at == ["line 16"]
     (tmp_path / "tabs.obj").write_text("v\t0 0 0\nv 1\t0 0\no\tbar\nl\t1\t2\n")
     x, parts = read_obj_parts(tmp_path / "tabs.obj")
     assert x.shape == (2, 3) and parts["bar"].edges == [(0, 1)]

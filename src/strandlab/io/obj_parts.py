@@ -14,23 +14,13 @@ in the file's order of vertices.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ObjPart", "read_obj_parts"]
+from .mesh_parts import MeshPart, add_polygon
 
-
-@dataclass
-class ObjPart:
-    """The elements of one part: ``edges`` [E, 2] and ``triangles`` [F, 3] (vertex indices from
-    0), and the file line of each (``edge_lines``, ``triangle_lines``) for messages."""
-
-    edges: list = field(default_factory=list)
-    edge_lines: list = field(default_factory=list)
-    triangles: list = field(default_factory=list)
-    triangle_lines: list = field(default_factory=list)
+__all__ = ["read_obj_parts"]
 
 
 def _vertex(token: str, n_vertices: int, where: str) -> int:
@@ -47,17 +37,7 @@ def _vertex(token: str, n_vertices: int, where: str) -> int:
     return i
 
 
-def _fan_is_flat(vertices: list, idx: list) -> bool:
-    """Whether every triangle of the fan of polygon ``idx`` from its first vertex faces the
-    polygon's own way (its Newell normal): false for a concave polygon, whose fan folds."""
-    p = np.asarray([vertices[i] for i in idx])
-    q = np.roll(p, -1, axis=0)
-    normal = np.cross(p, q).sum(axis=0)          # twice the polygon's vector area
-    fan = np.cross(p[1:-1] - p[0], p[2:] - p[0])
-    return bool(np.all(fan @ normal > 0.0))
-
-
-def read_obj_parts(path) -> tuple[np.ndarray, dict[str, ObjPart]]:
+def read_obj_parts(path) -> tuple[np.ndarray, dict[str, MeshPart]]:
     """The vertices [V, 3] (file units) and the parts, by name in order of appearance, of the
     OBJ file ``path`` (module docstring).  ValueError naming the file and line for a
     malformed statement, a reference to a vertex that does not exist, a face of fewer than
@@ -78,7 +58,7 @@ def read_obj_parts(path) -> tuple[np.ndarray, dict[str, ObjPart]]:
     except OSError as exc:
         raise ValueError(f"{p}: cannot read the OBJ file ({exc})") from None
     vertices: list = []
-    parts: dict[str, ObjPart] = {}
+    parts: dict[str, MeshPart] = {}
     current = "default"
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
@@ -105,18 +85,13 @@ def read_obj_parts(path) -> tuple[np.ndarray, dict[str, ObjPart]]:
                 raise ValueError(f"{where}: {'a line' if key == 'l' else 'a face'} needs at "
                                  f"least {need} vertices, got {len(words)}")
             idx = [_vertex(w, len(vertices), where) for w in words]
-            part = parts.setdefault(current, ObjPart())
+            at = f"line {number}"
+            part = parts.setdefault(current, MeshPart(at))
             if key == "l":
                 part.edges += list(zip(idx[:-1], idx[1:]))
-                part.edge_lines += [number] * (len(idx) - 1)
+                part.edge_at += [at] * (len(idx) - 1)
             else:
-                if len(idx) > 3 and not _fan_is_flat(vertices, idx):
-                    raise ValueError(f"{where}: a concave or twisted polygon of {len(idx)} "
-                                     "vertices: a fan of triangles would fold over itself "
-                                     "(triangulate it in the tool: Blender's OBJ exporter, "
-                                     "Triangulated Mesh)")
-                part.triangles += [(idx[0], idx[k], idx[k + 1]) for k in range(1, len(idx) - 1)]
-                part.triangle_lines += [number] * (len(idx) - 2)
+                add_polygon(part, idx, np.asarray([vertices[i] for i in idx]), at, p)
     if not vertices:
         raise ValueError(f"{p}: no vertices: not an OBJ mesh")
     return np.asarray(vertices, dtype=np.float64), parts

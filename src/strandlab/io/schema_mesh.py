@@ -96,16 +96,18 @@ class HoldTable(_Table):
 
 
 class SimplicialTable(_Table):
-    """``[[simplicial]]``: a labelled rod/shell/solid mesh from a Gmsh or VTU file (solver
-    ``mixed``)."""
+    """``[[simplicial]]``: a labelled rod/shell/solid mesh from a Gmsh, VTU, OBJ or USD file
+    (solver ``mixed``)."""
 
     name: Name = Field(None, description="name (default: the file's stem)")
-    file: Name = Field(description="mesh file (.msh, .vtu or .obj), relative to the scene "
-                                   "file")
-    scale: Positive = Field(1.0, description="metres per file unit")
-    up: Literal["z", "y"] = Field("z", description="the file's up axis (y: (x, y, z) is read "
-                                                   "as (x, -z, y))")
-    weld: NonNegative = Field(1e-6, description=".obj: vertices this close [file units] "
+    file: Name = Field(description="mesh file (.msh, .vtu, .obj or .usd/.usda/.usdc/.usdz), "
+                                   "relative to the scene file")
+    scale: Positive = Field(None, description="metres per file unit (default: a USD file's "
+                                              "metersPerUnit, else 1)")
+    up: Literal["z", "y"] = Field(None, description="the file's up axis (y: (x, y, z) is read "
+                                                    "as (x, -z, y); default: a USD file's "
+                                                    "upAxis, else z)")
+    weld: NonNegative = Field(1e-6, description=".obj, .usd: vertices this close [file units] "
                                                 "become one")
     parts: Annotated[dict[str, PartTable],
                      _expect("a table of named parts", lambda v: isinstance(v, dict),

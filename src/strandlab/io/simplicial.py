@@ -26,7 +26,7 @@ import contextlib
 import io
 import warnings
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -38,15 +38,21 @@ from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMa
 from .atomic import atomic_path, check_writable_folder
 from .mesh_info import near_misses
 from .obj_parts import read_obj_parts
+from .usd_parts import USD_SUFFIXES, name_parts, read_usd_parts
 
 __all__ = ["read_simplicial", "write_simplicial", "file_cells", "SIMPLICIAL_SUFFIXES"]
 
 SIMPLICIAL_SUFFIXES = (".msh", ".vtu")
+#: Files of a modelling tool: parts without simplex kinds, which the materials give.
+TOOL_SUFFIXES = (".obj",) + USD_SUFFIXES
 _CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
 _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
 _OBJ_KIND = {Material: "rod", ShellMaterial: "shell", SolidMaterial: "solid"}
+#: What a rod part and a shell or solid part of an OBJ file (True) or a USD stage take.
+_ELEMENTS = {True: ("lines (l)", "faces (f)"),
+             False: ("linear curves (a BasisCurves prim)", "faces (a Mesh prim)")}
 #: A tetrahedron of an OBJ solid whose shape quality (:func:`~strandlab.geometry.tetmesh.
 #: tet_quality`, 1 for a regular one) is below this is a sliver, warned.
 SLIVER = 0.01
@@ -102,73 +108,83 @@ def _names(mesh) -> dict:
 
 
 def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
-                    name: str | None = None, scale: float = 1.0, up: str = "z",
-                    weld: float = 1e-6) -> SimplicialSpec:
+                    name: str | None = None, scale: float | None = None,
+                    up: str | None = None, weld: float = 1e-6) -> SimplicialSpec:
     """Read a labelled mesh (see the module docstring).
 
     materials : part name (or integer tag) -> material (:class:`~strandlab.sim.material.Material`
         for rod parts, :class:`~strandlab.sim.simplicial.ShellMaterial`,
         :class:`~strandlab.sim.simplicial.SolidMaterial`); every tag used by a cell needs one.
-        In an OBJ file the material also says what a part is: a rod's lines, a shell's faces,
-        or a solid's closed surface of faces, filled with tetrahedra.
+        In an OBJ or USD file the material also says what a part is: a rod's lines, a
+        shell's faces, or a solid's closed surface of faces, filled with tetrahedra; a USD
+        part is named by its prim's path or one name on it (:func:`~.usd_parts.name_parts`).
     connections, holds : as :class:`~strandlab.sim.simplicial.SimplicialSpec`; a connection's
         parts may be given by name (parts are numbered rods, then shells, then solids, each by
-        increasing tag, an OBJ file's by order of appearance; :meth:`SimplicialSpec.part_index`
-        finds one by name); a hold's vertices are indices in the file's order of vertices.
-    scale : metres per file unit (0.01 for a file in centimetres).
+        increasing tag, an OBJ or USD file's by order of appearance; :meth:`SimplicialSpec.
+        part_index` finds one by name); a hold's vertices are indices in the file's order of
+        vertices (a USD stage's: each prim's points in turn).
+    scale : metres per file unit (0.01 for a file in centimetres); default: a USD stage's
+        ``metersPerUnit``, else 1.
     up : ``"z"`` (the file's coordinates are strandlab's) or ``"y"`` (a y-up file, as Blender's
-        OBJ exporter writes by default: ``(x, y, z)`` is read as ``(x, -z, y)``).
-    weld : OBJ files only: vertices within this distance [file units] become one (modelling
-        tools write each object's vertices apart, so a rod drawn along a cloth's edge has
-        vertices of its own there; OBJ writers print 6 decimals).
+        OBJ exporter writes by default: ``(x, y, z)`` is read as ``(x, -z, y)``); default: a
+        USD stage's ``upAxis``, else ``"z"``.
+    weld : OBJ and USD files only: vertices within this distance [file units] become one
+        (modelling tools write each object's vertices apart, so a rod drawn along a cloth's
+        edge has vertices of its own there; OBJ writers print 6 decimals).
 
     Errors name the file and the offending cell: an unreadable file, a tag without material,
     a cell whose material does not fit its simplex (a triangle labelled with a rod material).
     """
-    p = _mesh_file(path, scale, up)
-    if p.suffix.lower() == ".obj":
-        x, cells, file_index = _obj_cells(p, materials, weld)
+    p = _mesh_file(path)
+    if p.suffix.lower() in TOOL_SUFFIXES:
+        src = _welded_parts(p, weld, materials)
+        x, cells, file_index = _part_cells(p, src, materials, weld)
     else:
+        src = None
         x, cells = _meshio_cells(p, _read_mesh(p), materials)
         file_index = np.arange(len(x))
-    return _spec(p, _placed(x, up, scale), cells, file_index, connections, holds, name)
+    return _spec(p, _placed(x, up, scale, src), cells, file_index, connections, holds, name)
 
 
-def _mesh_file(path, scale: float, up: str) -> Path:
+def _mesh_file(path) -> Path:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no mesh file {p}")
+    return p
+
+
+def _placed(x: np.ndarray, up, scale, src) -> np.ndarray:
+    """File coordinates in strandlab's: y-up turned to z-up, ``(x, y, z) -> (x, -z, y)``,
+    then scaled to metres; ``up`` and ``scale`` default to the file's (``src``: a USD
+    stage's) or z and 1."""
+    up = (src.up if src else "z") if up is None else up
+    scale = (src.scale if src else 1.0) if scale is None else scale
     if not (np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive number, got {scale!r}")
     if up not in ("z", "y"):
         raise ValueError(f"up must be 'z' or 'y', got {up!r}")
-    return p
-
-
-def _placed(x: np.ndarray, up: str, scale: float) -> np.ndarray:
-    """File coordinates in strandlab's: y-up turned to z-up, ``(x, y, z) -> (x, -z, y)``,
-    then scaled to metres."""
     if up == "y":
         x = np.c_[x[:, 0], -x[:, 2], x[:, 1]]
     return x * scale
 
 
-def file_cells(path, *, up: str = "z", weld: float = 1e-6, scale: float = 1.0):
+def file_cells(path, *, up: str | None = None, weld: float = 1e-6,
+               scale: float | None = None):
     """A mesh file's cells by part name, without materials (what :func:`read_simplicial`
     reads, before the materials say what each part is; :mod:`.mesh_info` describes it):
     returns the vertices as written [N, 3], the vertices in metres in strandlab's axes [V, 3]
-    (an OBJ file's welded) and ``{part name: (lines [E, 2], triangles [F, 3], tetrahedra
-    [K, 4])}`` over them, in the file's order of parts (an OBJ solid's surface is not filled
-    here)."""
-    p = _mesh_file(path, scale, up)
+    (an OBJ or USD file's welded) and ``{part name: (lines [E, 2], triangles [F, 3],
+    tetrahedra [K, 4])}`` over them, in the file's order of parts (a USD part named by its
+    prim's path; an OBJ or USD solid's surface is not filled here)."""
+    p = _mesh_file(path)
     cells = {}
-    if p.suffix.lower() == ".obj":
-        x_file, parts, x, index = _welded_obj(p, weld)
-        for key, part in parts.items():
-            cells[key] = (index[np.asarray(part.edges, dtype=np.int64).reshape(-1, 2)],
-                          index[np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)],
+    if p.suffix.lower() in TOOL_SUFFIXES:
+        src = _welded_parts(p, weld)
+        for key, part in src.parts.items():
+            cells[key] = (src.index[np.asarray(part.edges, dtype=np.int64).reshape(-1, 2)],
+                          src.index[np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)],
                           np.zeros((0, 4), dtype=np.int64))
-        return x_file, _placed(x, up, scale), cells
+        return src.x_file, _placed(src.x, up, scale, src), cells
     mesh = _read_mesh(p)
     for _, key, cell_type, sel, _ in _tagged_cells(p, mesh):
         got = cells.setdefault(str(key), [np.zeros((0, 2), np.int64),
@@ -177,7 +193,7 @@ def file_cells(path, *, up: str = "z", weld: float = 1e-6, scale: float = 1.0):
         j = KINDS.index(_CELL_KIND[cell_type])
         got[j] = np.concatenate([got[j], sel])
     x_file = _points(mesh)
-    return x_file, _placed(x_file, up, scale), {k: tuple(v) for k, v in cells.items()}
+    return x_file, _placed(x_file, up, scale, None), {k: tuple(v) for k, v in cells.items()}
 
 
 def _tagged_cells(p: Path, mesh):
@@ -213,48 +229,68 @@ def _meshio_cells(p: Path, mesh, materials: Mapping):
     return _points(mesh), cells
 
 
-def _welded_obj(p: Path, weld: float):
-    """An OBJ file's vertices as written [N, 3], its parts, its vertices welded within
-    ``weld`` [W, 3] and the row of each written vertex among them [N]."""
-    x_file, parts = read_obj_parts(p)
+@dataclass(frozen=True)
+class _ToolParts:
+    """An OBJ or USD file's vertices as written [N, 3] (``x_file``), its parts
+    (:class:`~.mesh_parts.MeshPart` by name), its vertices welded [W, 3] (``x``), the row of
+    each written vertex among them [N] (``index``) and the file's own up axis and metres per
+    unit (a USD stage's metadata; an OBJ file has none: z and 1)."""
+
+    x_file: np.ndarray
+    parts: dict
+    x: np.ndarray
+    index: np.ndarray
+    up: str
+    scale: float
+
+
+def _welded_parts(p: Path, weld: float, names=()) -> _ToolParts:
+    """The parts of an OBJ or USD file, its vertices welded within ``weld``; a USD part
+    named by ``names`` where one names it (:func:`~.usd_parts.name_parts`)."""
+    if p.suffix.lower() == ".obj":
+        x_file, parts = read_obj_parts(p)
+        up, unit = "z", 1.0
+    else:
+        got = read_usd_parts(p)
+        x_file, parts, up, unit = got.vertices, name_parts(got.parts, names, p), got.up, \
+            got.meters_per_unit
     if not (np.isfinite(weld) and weld >= 0):
         raise ValueError(f"weld must be a number >= 0, got {weld!r}")
     x, index = weld_vertices(x_file, weld)
-    return x_file, parts, x, index
+    return _ToolParts(x_file, parts, x, index, up, unit)
 
 
-def _obj_cells(p: Path, materials: Mapping, weld: float):
-    """The welded vertices of an OBJ file (with the interior vertices of its solids after
-    them), its cells by kind, and the row of each file vertex among the vertices."""
-    _, parts, x, index = _welded_obj(p, weld)
+def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
+    """The welded vertices of an OBJ or USD file (with the interior vertices of its solids
+    after them), its cells by kind, and the row of each file vertex among the vertices."""
+    parts, x, index = src.parts, src.x, src.index
     welded = x
+    elements = _ELEMENTS[p.suffix.lower() == ".obj"]
     cells = {"rod": [], "shell": [], "solid": []}
     for tag, (key, part) in enumerate(parts.items(), start=1):
-        lines = part.edge_lines + part.triangle_lines
         mat = materials.get(key)
         if mat is None:
-            raise ValueError(f"{p}, line {min(lines)}: part {key!r} has no material (give one "
-                             "in materials=)")
+            raise ValueError(f"{p}, {part.at}: part {key!r} has no material (give one in "
+                             "materials=)")
         kind = next((k for cls, k in _OBJ_KIND.items() if isinstance(mat, cls)), None)
         if kind is None:
             raise ValueError(f"{p}: part {key!r}: {type(mat).__name__} is not a material of a "
                              "rod, shell or solid part")
         want, other = (("edges", "triangles") if kind == "rod" else ("triangles", "edges"))
         if getattr(part, other):
-            line = getattr(part, other[:-1] + "_lines")[0]
-            raise ValueError(f"{p}, line {line}: part {key!r} is a {kind} part (its material "
+            at = getattr(part, other[:-1] + "_at")[0]
+            raise ValueError(f"{p}, {at}: part {key!r} is a {kind} part (its material "
                              f"a {type(mat).__name__}), which takes "
-                             f"{'lines (l)' if kind == 'rod' else 'faces (f)'}, not "
-                             f"{'faces' if kind == 'rod' else 'lines'}")
+                             f"{elements[kind != 'rod']}, not {elements[kind == 'rod']}")
         if not getattr(part, want):
             raise ValueError(f"{p}: part {key!r} is a {kind} part and has no "
-                             f"{'lines (l)' if kind == 'rod' else 'faces (f)'}")
+                             f"{elements[kind != 'rod']}")
         sel = index[np.asarray(getattr(part, want), dtype=np.int64)]
         same = (sel[:, :, None] == sel[:, None, :]).sum(axis=(1, 2)) > sel.shape[1]
         if same.any():
             k = int(np.nonzero(same)[0][0])
-            line = getattr(part, want[:-1] + "_lines")[k]
-            raise ValueError(f"{p}, line {line}: part {key!r}: two vertices of this "
+            at = getattr(part, want[:-1] + "_at")[k]
+            raise ValueError(f"{p}, {at}: part {key!r}: two vertices of this "
                              f"{'edge' if kind == 'rod' else 'face'} are within the welding "
                              f"distance {weld:g} of each other")
         if kind == "solid":

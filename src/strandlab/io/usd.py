@@ -52,14 +52,15 @@ from .selection import (
     strand_groups,
 )
 
-__all__ = ["write_usd", "read_usd_strands", "UP_AXES"]
+__all__ = ["write_usd", "read_usd_strands", "UP_AXES", "open_stage", "read_curves",
+           "pxr_modules", "world_points"]
 
 UP_AXES = ("Z", "Y")
 #: Coordinates of strandlab's z-up world in a y-up file: (x, y, z) -> (x, z, -y).
 Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
 
-def _pxr() -> SimpleNamespace:
+def pxr_modules() -> SimpleNamespace:
     """The pxr modules used here (ImportError naming the extra when usd-core is missing)."""
     import_optional("pxr", "USD files", "usd-core")
     from pxr import Sdf, Usd, UsdGeom, Vt
@@ -99,7 +100,7 @@ class _UsdWriter:
     """The prims of one stage and how to set one frame on them."""
 
     def __init__(self, stage, traj, up_axis: str, with_d1: bool):
-        px = _pxr()
+        px = pxr_modules()
         self.Usd, self.UsdGeom, self.Sdf, self.Vt = px.Usd, px.UsdGeom, px.Sdf, px.Vt
         self.stage, self.traj, self.up, self.with_d1 = stage, traj, up_axis, with_d1
         self.curves, self.meshes = [], []
@@ -252,7 +253,7 @@ def write_usd(path, traj, *, frames=None, up_axis: str = "Z", d1: bool = False,
     p = Path(path)
     if p.suffix.lower() not in (".usd", ".usda", ".usdc"):
         raise ValueError(f"{p}: a USD file name ends in .usd, .usda or .usdc")
-    px = _pxr()
+    px = pxr_modules()
     with atomic_path(p) as tmp:
         tmp.unlink()
         stage = px.Usd.Stage.CreateNew(str(tmp))
@@ -285,7 +286,29 @@ def _expand_widths(c, UsdGeom, tc, counts: np.ndarray, n: int):
                      f"{len(counts)} curves of {n} points")
 
 
-def _read_curves(c, UsdGeom, tc, label: str):
+def world_points(g, tc, pts: np.ndarray) -> np.ndarray:
+    """The points ``pts`` [n, 3] of the geometry prim ``g`` placed by its transforms (the
+    stage's world coordinates) at time code ``tc``."""
+    xf = np.array(g.ComputeLocalToWorldTransform(tc), dtype=np.float64)
+    return pts @ xf[:3, :3] + xf[3, :3]      # USD matrices act on row vectors
+
+
+def open_stage(p: Path):
+    """The USD stage of the file ``p``: FileNotFoundError when it is missing, ValueError
+    naming it when it does not open."""
+    Usd = pxr_modules().Usd
+    if not p.is_file():
+        raise FileNotFoundError(f"USD file {p} does not exist")
+    try:
+        stage = Usd.Stage.Open(str(p))
+    except Exception as exc:        # pxr raises Tf.ErrorException
+        raise ValueError(f"{p} is not a readable USD file ({str(exc).strip()})") from None
+    if stage is None:
+        raise ValueError(f"{p} is not a readable USD file")
+    return stage
+
+
+def read_curves(c, UsdGeom, tc, label: str):
     """(points [n, 3] world, counts, closed flag, widths [n] or None) of one prim."""
     counts = c.GetCurveVertexCountsAttr().Get(tc)
     pts = c.GetPointsAttr().Get(tc)
@@ -296,8 +319,7 @@ def _read_curves(c, UsdGeom, tc, label: str):
     if np.any(counts < 1) or counts.sum() != len(pts):
         raise ValueError(f"{label}: {c.GetPath()}: curveVertexCounts sum to "
                          f"{int(counts.sum())} but there are {len(pts)} points")
-    xf = np.array(c.ComputeLocalToWorldTransform(tc), dtype=np.float64)
-    pts = pts @ xf[:3, :3] + xf[3, :3]      # USD matrices act on row vectors
+    pts = world_points(c, tc, pts)
     closed = c.GetWrapAttr().Get(tc) == UsdGeom.Tokens.periodic
     widths = _expand_widths(c, UsdGeom, tc, counts, len(pts))
     order = c.GetPrim().GetAttribute("strandlab:strandIndices").Get(tc)
@@ -318,21 +340,14 @@ def read_usd_strands(path, *, time: float | None = None, scale: float | None = N
     """
     from .strands import Strands
 
-    px = _pxr()
+    px = pxr_modules()
     Usd, UsdGeom = px.Usd, px.UsdGeom
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"USD file {p} does not exist")
-    try:
-        stage = Usd.Stage.Open(str(p))
-    except Exception as exc:        # pxr raises Tf.ErrorException
-        raise ValueError(f"{p} is not a readable USD file ({str(exc).strip()})") from None
-    if stage is None:
-        raise ValueError(f"{p} is not a readable USD file")
+    stage = open_stage(p)
     tc = Usd.TimeCode.EarliestTime() if time is None else \
         Usd.TimeCode(float(time) * stage.GetTimeCodesPerSecond())
     unit = UsdGeom.GetStageMetersPerUnit(stage) if scale is None else float(scale)
-    parts = [_read_curves(UsdGeom.BasisCurves(prim), UsdGeom, tc, str(p))
+    parts = [read_curves(UsdGeom.BasisCurves(prim), UsdGeom, tc, str(p))
              for prim in stage.Traverse() if prim.IsA(UsdGeom.BasisCurves)]
     if not parts:
         raise ValueError(f"{p} has no BasisCurves prim (no strands to read)")
