@@ -172,6 +172,8 @@ def test_names_on_the_path(usd):
     assert list(named) == ["/root/foot/FootData", "/root/pole/PoleData", "FlagData"]
     with pytest.raises(ValueError, match=r"'root' is on the paths of several prims"):
         name_parts(parts, ["root"], "f")
+    with pytest.raises(ValueError, match=r"'a' is on the paths of several prims: /a/x, /a/y"):
+        name_parts({"/a/x": 1, "/a/y": 2}, ["a"], "f")
     with pytest.raises(ValueError, match=r"/root/flag/FlagData is named twice, as 'flag' and "
                                          r"'FlagData'"):
         name_parts(parts, ["flag", "FlagData"], "f")
