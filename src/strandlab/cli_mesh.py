@@ -1,5 +1,5 @@
 """``strandlab mesh FILE [--up y] [--weld W] [--scale S]``: describe a labelled mesh file (OBJ
-or USD from a modelling tool, Gmsh ``.msh``, VTU) before writing its scene file: its parts,
+USD or Alembic from a modelling tool, Gmsh ``.msh``, VTU) before writing its scene file: its parts,
 what each can be, and which parts touch (docs/mixed.md, "From a modelling tool").
 
 Exit status: 0, or 2 when the file cannot be read.
@@ -15,15 +15,15 @@ _PROG = "strandlab"
 
 
 def add_parser(sub, positive_float) -> None:
-    p = sub.add_parser("mesh", help="describe a labelled mesh file (.obj, .usd, .msh, .vtu): "
-                                    "its parts, what each can be, which parts touch")
+    p = sub.add_parser("mesh", help="describe a labelled mesh file (.obj, .usd, .abc, .msh, "
+                                    ".vtu): its parts, what each can be, which parts touch")
     p.add_argument("file", type=Path, metavar="FILE")
     p.add_argument("--up", choices=("z", "y"), default=None, metavar="AXIS",
                    help="the file's up axis: z or y (Blender's default OBJ axes); default: a "
-                        "USD file's upAxis, else z")
+                        "USD file's upAxis, y for Alembic, else z")
     p.add_argument("--weld", type=float, default=1e-6, metavar="W",
-                   help="OBJ, USD: vertices closer than this [file units] become one "
-                        "(default 1e-6)")
+                   help="OBJ, USD, Alembic: vertices closer than this [file units] become "
+                        "one (default 1e-6)")
     p.add_argument("--scale", type=positive_float, default=None, metavar="S",
                    help="metres per file unit; default: a USD file's metersPerUnit, else 1")
 

@@ -1,8 +1,8 @@
 """A rod/shell/solid object modelled in Blender and exported with Blender's own OBJ exporter
-(its default axes, y-up, and z-up) and USD exporter reads as one conforming labelled mesh, which
-the mixed solver runs: a pole of loose edges standing on a cube's corner (a curve in the USD
-file: Blender's USD exporter drops loose edges), a cloth flag of quads sewn to it, the cube
-filled with tetrahedra.  Marked ``blender`` (``pytest -m blender``; docs/contributing.md).
+(its default axes, y-up, and z-up) and its USD and Alembic exporters reads as one conforming
+labelled mesh, which the mixed solver runs: a pole of loose edges standing on a cube's corner (a
+curve in the USD and Alembic files: those exporters drop loose edges), a cloth flag of quads
+sewn to it, the cube filled with tetrahedra.  Marked ``blender`` (``pytest -m blender``; docs/contributing.md).
 """
 import subprocess
 import textwrap
@@ -62,6 +62,7 @@ AUTHOR = textwrap.dedent('''
     bpy.context.view_layer.objects.active = pole
     bpy.ops.object.convert(target="CURVE")
     bpy.ops.wm.usd_export(filepath=args[2])
+    bpy.ops.wm.alembic_export(filepath=args[3])
 ''')
 
 ALU = sl.Material(young_modulus=7e10, density=2700.0, radius=0.005)
@@ -75,32 +76,40 @@ def exported(tmp_path_factory):
     d = tmp_path_factory.mktemp("authoring")
     script = d / "author.py"
     script.write_text(AUTHOR)
-    y_up, z_up, usd = d / "default_axes.obj", d / "z_up.obj", d / "flag.usdc"
-    done = subprocess.run(blender_command(script) + [str(y_up), str(z_up), str(usd)],
+    files = [d / "default_axes.obj", d / "z_up.obj", d / "flag.usdc", d / "flag.abc"]
+    done = subprocess.run(blender_command(script) + [str(f) for f in files],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return y_up, z_up, usd
+    return files
 
 
-def test_blender_obj_and_usd_exports_read_as_one_conforming_mesh(exported):
-    y_up, z_up, usd = exported
+@pytest.mark.parametrize("kind", ["usd", "alembic"])
+def test_blender_exports_read_as_one_conforming_mesh(exported, kind):
+    y_up, z_up, usd, abc = exported
+    tool = usd if kind == "usd" else abc
     with warnings.catch_warnings():
         warnings.simplefilter("error")            # no near misses, no slivers
         a = read_simplicial(y_up, materials=MATS, up="y")
         b = read_simplicial(z_up, materials=MATS)
-        c = read_simplicial(usd, materials=MATS)  # parts named by their objects' names
+        c = read_simplicial(tool, materials=MATS)  # parts named by their objects' names
     info = describe_mesh_file(z_up)
     w = info.vertices             # the welded vertices of the file, before the solids' insides
     assert np.allclose(a.vertices[:w], b.vertices[:w], atol=2e-6)
     ball = next(p for p in info.parts if p.name == "ball")
     assert ball.closed and ball.kinds == ("shell", "solid")
-    # the USD stage: the same welded vertices (USD's points are 32-bit floats), in its order
-    info_c = describe_mesh_file(usd)
+    # the USD stage or Alembic archive: the same welded vertices (32-bit floats), in its order
+    info_c = describe_mesh_file(tool)
     wc = info_c.vertices
     assert wc == w
     assert np.allclose(np.unique(np.round(c.vertices[:wc], 5), axis=0),
                        np.unique(np.round(b.vertices[:w], 5), axis=0), atol=2e-5)
-    ball_c = next(p for p in info_c.parts if p.name.startswith("/root/ball/"))
+    ball_c = next(p for p in info_c.parts if "ball" in p.name.split("/"))
+
+    def facing(spec):        # the flag's area vector: which way its faces face
+        t = spec.vertices[spec.triangles]
+        return np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]).sum(axis=0) / 2
+
+    assert np.allclose(facing(c), facing(b), atol=1e-6) and abs(facing(b)[1]) > 0.09
     for spec, ball_volume in ((a, ball.volume), (b, ball.volume), (c, ball_c.volume)):
         assert sorted((p.name, p.kind) for p in spec.parts) == [
             ("ball", "solid"), ("flag", "shell"), ("foot", "solid"), ("pole", "rod")]

@@ -12,8 +12,9 @@ import strandlab as sl  # noqa: E402
 from helpers import step_mesh  # noqa: E402
 from strandlab.cli import main  # noqa: E402
 from strandlab.io.mesh_info import describe_mesh_file  # noqa: E402
+from strandlab.io.mesh_parts import name_parts  # noqa: E402
 from strandlab.io.simplicial import read_simplicial  # noqa: E402
-from strandlab.io.usd_parts import name_parts, read_usd_parts  # noqa: E402
+from strandlab.io.usd_parts import read_usd_parts  # noqa: E402
 from strandlab.sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial  # noqa: E402
 
 ROD = sl.Material(young_modulus=7e10, density=2700.0, radius=0.005)
@@ -170,11 +171,11 @@ def test_names_on_the_path(usd):
     assert list(parts) == ["/root/foot/FootData", "/root/pole/PoleData", "/root/flag/FlagData"]
     named = name_parts(parts, ["FlagData", "/root/pole/PoleData", "root/foot"], "f")
     assert list(named) == ["/root/foot/FootData", "/root/pole/PoleData", "FlagData"]
-    with pytest.raises(ValueError, match=r"'root' is on the paths of several prims"):
+    with pytest.raises(ValueError, match=r"'root' is on the paths of several objects"):
         name_parts(parts, ["root"], "f")
-    with pytest.raises(ValueError, match=r"'a' is on the paths of several prims: /a/x, /a/y"):
+    with pytest.raises(ValueError, match=r"'a' is on the paths of several objects: /a/x, /a/y"):
         name_parts({"/a/x": 1, "/a/y": 2}, ["a"], "f")
-    with pytest.raises(ValueError, match=r"/root/flag/FlagData is named twice, as 'flag' and "
+    with pytest.raises(ValueError, match=r"the object /root/flag/FlagData is named twice, as 'flag' and "
                                          r"'FlagData'"):
         name_parts(parts, ["flag", "FlagData"], "f")
     info = describe_mesh_file(usd)
@@ -203,7 +204,7 @@ def test_the_mesh_command_reads_usd(usd, capsys):
     (dict(flag_faces=([4], [0, 2, 1, 3])), MATS,
      r"/root/flag/FlagData, face 0: a concave or twisted polygon of 4 vertices"),
     (dict(flag_faces=([4], [0, 1, 2])), MATS,
-     r"FlagData: faceVertexCounts sum to 4 but there are 3 faceVertexIndices"),
+     r"FlagData: the face sizes sum to 4 but there are 3 face indices"),
     ({}, {"pole": ROD, "flag": CLOTH}, r"flag.usda, /root/foot/FootData: part "
                                        r"'/root/foot/FootData' has no material"),
     ({}, {"pole": CLOTH, "flag": CLOTH, "foot": BLOCK},

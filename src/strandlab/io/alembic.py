@@ -47,10 +47,10 @@ from .selection import (
 )
 from .usd import Z_TO_Y, check_up_axis, to_file_axes
 
-__all__ = ["write_abc", "read_abc_strands"]
+__all__ = ["write_abc", "read_abc_strands", "abc_modules", "open_archive", "walk", "read_curves"]
 
 
-def _abc() -> SimpleNamespace:
+def abc_modules() -> SimpleNamespace:
     """The alembic3d and imath modules (ImportError naming the extra when missing)."""
     mod = import_optional("alembic3d", "Alembic files", "alembic3d")
     imath = import_optional("imath", "Alembic files", "alembic3d")
@@ -163,7 +163,7 @@ def write_abc(path, traj, *, frames=None, up_axis: str = "Y", progress=None) -> 
     p = Path(path)
     if p.suffix.lower() != ".abc":
         raise ValueError(f"{p}: an Alembic file name ends in .abc")
-    m = _abc()
+    m = abc_modules()
     fps = frame_rate(traj)
     step = int(sel[1] - sel[0]) if len(sel) > 1 else 1
     with atomic_path(p) as tmp:
@@ -183,7 +183,7 @@ def _matrix(m44) -> np.ndarray:
     return np.array([[m44[i][j] for j in range(4)] for i in range(4)], dtype=np.float64)
 
 
-def _read_curves(m, obj, sel, xf: np.ndarray, label: str):
+def read_curves(m, obj, sel, xf: np.ndarray, label: str):
     """(points [n, 3] world, counts, closed, widths [n] or None, order) of a Curves object."""
     schema = m.G.ICurves(obj, m.Abc.WrapExistingFlag.kWrapExisting).getSchema()
     sample = schema.getValue(sel)
@@ -209,17 +209,32 @@ def _read_curves(m, obj, sel, xf: np.ndarray, label: str):
     return pts, counts, closed, widths, order
 
 
-def _walk(m, obj, sel, parent: np.ndarray, label: str, out: list) -> None:
+def walk(m, obj, sel, parent: np.ndarray, visit) -> None:
+    """Call ``visit(obj, metadata, xf)`` for ``obj`` and every object below it that is not an
+    ``Xform``, ``xf`` [4, 4] the transform of the Xforms above it (``parent`` that of
+    ``obj``'s; row vectors), at the sample selector ``sel``."""
     md = obj.getMetaData()
     xf = parent
     if m.G.IXform.matches(md):
         schema = m.G.IXform(obj, m.Abc.WrapExistingFlag.kWrapExisting).getSchema()
         local = _matrix(schema.getValue(sel).getMatrix())
         xf = local if not schema.getInheritsXforms() else local @ parent
-    elif m.G.ICurves.matches(md):
-        out.append(_read_curves(m, obj, sel, parent, label))
+    else:
+        visit(obj, md, parent)
     for i in range(obj.getNumChildren()):
-        _walk(m, obj.getChild(i), sel, xf, label, out)
+        walk(m, obj.getChild(i), sel, xf, visit)
+
+
+def open_archive(p: Path):
+    """The alembic3d modules and the archive of the file ``p``: FileNotFoundError when it is
+    missing, ValueError naming it when it does not open."""
+    m = abc_modules()
+    if not p.is_file():
+        raise FileNotFoundError(f"Alembic file {p} does not exist")
+    try:
+        return m, m.Abc.IArchive(str(p))
+    except Exception as exc:        # the bindings raise RuntimeError and friends
+        raise ValueError(f"{p} is not a readable Alembic file ({exc})") from None
 
 
 def read_abc_strands(path, *, time: float | None = None, up_axis: str = "Y"):
@@ -233,17 +248,16 @@ def read_abc_strands(path, *, time: float | None = None, up_axis: str = "Y"):
     from .strands import Strands
 
     up = check_up_axis(up_axis)
-    m = _abc()
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"Alembic file {p} does not exist")
-    try:
-        archive = m.Abc.IArchive(str(p))
-    except Exception as exc:        # the bindings raise RuntimeError and friends
-        raise ValueError(f"{p} is not a readable Alembic file ({exc})") from None
+    m, archive = open_archive(p)
     sel = m.Abc.ISampleSelector() if time is None else m.Abc.ISampleSelector(float(time))
     parts: list = []
-    _walk(m, archive.getTop(), sel, np.eye(4), str(p), parts)
+
+    def visit(obj, md, xf):
+        if m.G.ICurves.matches(md):
+            parts.append(read_curves(m, obj, sel, xf, str(p)))
+
+    walk(m, archive.getTop(), sel, np.eye(4), visit)
     if not parts:
         raise ValueError(f"{p} has no Curves object (no strands to read)")
     strands = Strands.from_parts(parts, label=str(p))

@@ -1,6 +1,6 @@
 """What a labelled mesh file holds, before materials are given: its parts, what each could be
 (rod, shell or solid), and which parts touch and how (the connections they could have).  For a
-mesh made in a modelling tool (OBJ, :mod:`.obj_parts`; USD, :mod:`.usd_parts`) or Gmsh / VTU
+mesh made in a modelling tool (OBJ, USD, Alembic: :mod:`.mesh_parts`) or Gmsh / VTU
 (:mod:`.simplicial`); the ``strandlab mesh`` command prints it.
 """
 from __future__ import annotations
@@ -121,11 +121,11 @@ def _tet_volume(x, tets) -> float:
 
 def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
                        scale: float | None = None) -> MeshInfo:
-    """A :class:`MeshInfo` of the mesh file ``path`` (``.obj``, ``.usd``, ``.msh``, ``.vtu``),
-    read as :func:`~strandlab.io.simplicial.read_simplicial` reads it (``up``, ``scale``, and
-    ``weld`` for OBJ and USD files; a USD part named by its prim's path) but without
-    materials: a part's possible kinds come from its cells (lines:
-    a rod; triangles: a shell, or a solid when they close; tetrahedra: a solid)."""
+    """A :class:`MeshInfo` of the mesh file ``path`` (``.obj``, ``.usd``, ``.abc``, ``.msh``,
+    ``.vtu``), read as :func:`~strandlab.io.simplicial.read_simplicial` reads it (``up``,
+    ``scale``, and ``weld`` for OBJ, USD and Alembic files; a USD or Alembic part named by its
+    path) but without materials: a part's possible kinds come from its cells (lines: a rod;
+    triangles: a shell, or a solid when they close; tetrahedra: a solid)."""
     from .simplicial import file_cells
 
     p = Path(path)

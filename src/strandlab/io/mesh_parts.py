@@ -1,15 +1,18 @@
 """Named parts of a mesh made in a modelling tool: each part's edges and triangles, with where
 in the file each came from, for messages.  :mod:`.obj_parts` fills them from Wavefront OBJ
-files, :mod:`.usd_parts` from USD stages; :mod:`.simplicial` makes rods, shells and solids of
-them.
+files, :mod:`.usd_parts` from USD stages and :mod:`.abc_parts` from Alembic archives (these two
+through :func:`faces_part` and :func:`curves_part`); :mod:`.simplicial` makes rods, shells and
+solids of them.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["MeshPart", "fan_is_flat", "add_polygon"]
+__all__ = ["MeshPart", "FileParts", "fan_is_flat", "add_polygon", "check_finite", "faces_part",
+           "curves_part", "name_parts"]
 
 
 @dataclass
@@ -53,3 +56,102 @@ def add_polygon(part: MeshPart, idx: list, corners: np.ndarray, at: str, file) -
                          "Triangulate Mesh)")
     part.triangles += [(idx[0], idx[k], idx[k + 1]) for k in range(1, len(idx) - 1)]
     part.triangle_at += [at] * (len(idx) - 2)
+
+
+@dataclass(frozen=True)
+class FileParts:
+    """A file's points [N, 3] (``vertices``: world coordinates, file units, every part's
+    points in turn), its ``parts`` (:class:`MeshPart` by the object's path), its up axis
+    (``up``: ``"z"`` or ``"y"``: what the file says, or its format's convention) and
+    ``meters_per_unit``."""
+
+    vertices: np.ndarray
+    parts: dict
+    up: str
+    meters_per_unit: float
+
+
+def check_finite(x: np.ndarray, file, where: str) -> np.ndarray:
+    """``x`` [n, 3]; ValueError naming ``file``, ``where`` and the point when one is not
+    finite."""
+    bad = np.nonzero(~np.isfinite(x).all(axis=1))[0]
+    if len(bad):
+        raise ValueError(f"{file}, {where}: point {int(bad[0])} is not finite")
+    return x
+
+
+def faces_part(where: str, counts, idx, x: np.ndarray, flip: bool, start: int,
+               file) -> MeshPart:
+    """The part of a mesh object at ``where`` (its path): polygons of ``counts`` [F] corners,
+    ``idx`` the corners' points [sum(counts)] among its points ``x`` [n, 3] (world
+    coordinates), each polygon's corners reversed when ``flip`` (a left-handed or clockwise
+    mesh, or one mirrored by its transform), vertex indices from ``start``.  ValueError naming
+    ``file``, the object and the face for a mesh without faces, a face of fewer than three
+    corners, an index past the points, a polygon whose fan would fold."""
+    counts = np.asarray(counts, dtype=np.int64)
+    idx = np.asarray(idx, dtype=np.int64)
+    if not len(counts):
+        raise ValueError(f"{file}, {where}: a mesh without faces (Blender's USD and Alembic "
+                         "exporters drop a mesh's loose edges: export a rod drawn as edges as "
+                         "a curve, Object > Convert > Curve)")
+    if counts.sum() != len(idx):
+        raise ValueError(f"{file}, {where}: the face sizes sum to {int(counts.sum())} but "
+                         f"there are {len(idx)} face indices")
+    if counts.min() < 3:
+        k = int(np.argmax(counts < 3))
+        raise ValueError(f"{file}, {where}, face {k}: a face needs at least 3 corners, got "
+                         f"{int(counts[k])}")
+    if idx.min() < 0 or idx.max() >= len(x):
+        j = int(np.argmax((idx < 0) | (idx >= len(x))))
+        k = int(np.searchsorted(np.cumsum(counts), j, side="right"))
+        raise ValueError(f"{file}, {where}, face {k}: point {int(idx[j])} does not exist (the "
+                         f"mesh has {len(x)} points)")
+    part = MeshPart(where)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    for k, (a, c) in enumerate(zip(first.tolist(), counts.tolist())):
+        poly = idx[a:a + c][::-1] if flip else idx[a:a + c]
+        add_polygon(part, (poly + start).tolist(), x[poly], f"{where}, face {k}", file)
+    return part
+
+
+def curves_part(where: str, counts, closed: bool, start: int, file) -> MeshPart:
+    """The part of a polyline object at ``where``: curves of ``counts`` [C] points each, in
+    turn, closed when ``closed``, vertex indices from ``start``.  ValueError naming ``file``,
+    the object and the curve for a curve of too few points."""
+    part = MeshPart(where)
+    a = start
+    for k, n in enumerate(np.asarray(counts, dtype=np.int64).tolist()):
+        if n < (3 if closed else 2):
+            raise ValueError(f"{file}, {where}, curve {k}: {n} point{'s' * (n != 1)}: too few "
+                             f"for {'a closed' if closed else 'an open'} rod")
+        ids = list(range(a, a + n)) + ([a] if closed else [])
+        part.edges += list(zip(ids[:-1], ids[1:]))
+        part.edge_at += [f"{where}, curve {k}"] * (len(ids) - 1)
+        a += n
+    return part
+
+
+def name_parts(parts: dict, keys: Iterable, p) -> dict:
+    """``parts`` (by the path of their object or prim) renamed by the names in ``keys`` (a
+    scene's part names, its materials' keys): a key that is a part's path, or one name on
+    exactly one part's path, names that part; other parts keep their paths.  ValueError
+    naming ``p`` for a key that names several parts, or a part named twice.
+
+    >>> name_parts({"/root/Banner/Plane": 1, "/root/Pole/Curve": 2}, ["Banner", "x"], "f")
+    {'Banner': 1, '/root/Pole/Curve': 2}
+    """
+    names: dict = {}
+    for key in keys:
+        if not isinstance(key, str):
+            continue
+        hits = [q for q in parts if key == q] or \
+            [q for q in parts if key in q.strip("/").split("/")]
+        if len(hits) > 1:
+            raise ValueError(f"{p}: part name {key!r} is on the paths of several objects: "
+                             f"{', '.join(hits)}; name one by its path")
+        if hits and hits[0] in names:
+            raise ValueError(f"{p}: the object {hits[0]} is named twice, as "
+                             f"{names[hits[0]]!r} and {key!r}")
+        if hits:
+            names[hits[0]] = key
+    return {names.get(q, q): part for q, part in parts.items()}

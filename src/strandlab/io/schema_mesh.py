@@ -96,19 +96,19 @@ class HoldTable(_Table):
 
 
 class SimplicialTable(_Table):
-    """``[[simplicial]]``: a labelled rod/shell/solid mesh from a Gmsh, VTU, OBJ or USD file
-    (solver ``mixed``)."""
+    """``[[simplicial]]``: a labelled rod/shell/solid mesh from a Gmsh, VTU, OBJ, USD or Alembic
+    file (solver ``mixed``)."""
 
     name: Name = Field(None, description="name (default: the file's stem)")
-    file: Name = Field(description="mesh file (.msh, .vtu, .obj or .usd/.usda/.usdc/.usdz), "
-                                   "relative to the scene file")
+    file: Name = Field(description="mesh file (.msh, .vtu, .obj, .usd/.usda/.usdc/.usdz or "
+                                   ".abc), relative to the scene file")
     scale: Positive = Field(None, description="metres per file unit (default: a USD file's "
                                               "metersPerUnit, else 1)")
     up: Literal["z", "y"] = Field(None, description="the file's up axis (y: (x, y, z) is read "
                                                     "as (x, -z, y); default: a USD file's "
-                                                    "upAxis, else z)")
-    weld: NonNegative = Field(1e-6, description=".obj, .usd: vertices this close [file units] "
-                                                "become one")
+                                                    "upAxis, y for .abc, else z)")
+    weld: NonNegative = Field(1e-6, description=".obj, .usd, .abc: vertices this close [file "
+                                                "units] become one")
     parts: Annotated[dict[str, PartTable],
                      _expect("a table of named parts", lambda v: isinstance(v, dict),
                              inner=True)] = Field(description="kind and material per part "

@@ -14,8 +14,12 @@ Wavefront ``.obj`` files (as Blender, Houdini and most modelling tools export th
 material says what it is: a rod part's lines (``l``, Blender's loose edges), a shell part's faces
 (``f``, polygons cut into triangles), or a solid part's closed surface of faces, which Gmsh fills
 with tetrahedra keeping the surface's vertices (:func:`strandlab.geometry.tetmesh.surface_tets`).
-Tools write each object's vertices apart: vertices within ``weld`` of each other become one, so
-that parts modelled touching share their vertices, as the connections need.
+So are USD stages (:mod:`.usd_parts`: a part per ``Mesh`` or linear ``BasisCurves`` prim, with
+the stage's transforms, units and up axis) and Alembic archives (:mod:`.abc_parts`: a part per
+``PolyMesh`` or linear ``Curves`` object), whose parts are named by their paths or by one name
+on them (:func:`~.mesh_parts.name_parts`).  Tools write each object's vertices apart: vertices
+within ``weld`` of each other become one, so that parts modelled touching share their vertices,
+as the connections need.
 
 ``meshio`` and ``gmsh`` are optional dependencies (``pip install strandlab[mesh]``), imported when
 a file is read or written, or a solid is filled.
@@ -35,24 +39,28 @@ import numpy as np
 from ..geometry.tetmesh import surface_tets, tet_quality, weld_vertices
 from ..sim.material import Material
 from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMaterial
+from .abc_parts import read_abc_parts
 from .atomic import atomic_path, check_writable_folder
 from .mesh_info import near_misses
+from .mesh_parts import name_parts
 from .obj_parts import read_obj_parts
-from .usd_parts import USD_SUFFIXES, name_parts, read_usd_parts
+from .usd_parts import USD_SUFFIXES, read_usd_parts
 
 __all__ = ["read_simplicial", "write_simplicial", "file_cells", "SIMPLICIAL_SUFFIXES"]
 
 SIMPLICIAL_SUFFIXES = (".msh", ".vtu")
 #: Files of a modelling tool: parts without simplex kinds, which the materials give.
-TOOL_SUFFIXES = (".obj",) + USD_SUFFIXES
+TOOL_SUFFIXES = (".obj", ".abc") + USD_SUFFIXES
 _CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
 _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
 _OBJ_KIND = {Material: "rod", ShellMaterial: "shell", SolidMaterial: "solid"}
-#: What a rod part and a shell or solid part of an OBJ file (True) or a USD stage take.
-_ELEMENTS = {True: ("lines (l)", "faces (f)"),
-             False: ("linear curves (a BasisCurves prim)", "faces (a Mesh prim)")}
+#: What a rod part and a shell or solid part of an OBJ file, a USD stage or an Alembic archive
+#: take.
+_ELEMENTS = {".obj": ("lines (l)", "faces (f)"),
+             ".usd": ("linear curves (a BasisCurves prim)", "faces (a Mesh prim)"),
+             ".abc": ("linear curves (a Curves object)", "faces (a PolyMesh object)")}
 #: A tetrahedron of an OBJ solid whose shape quality (:func:`~strandlab.geometry.tetmesh.
 #: tet_quality`, 1 for a regular one) is below this is a sliver, warned.
 SLIVER = 0.01
@@ -115,20 +123,21 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     materials : part name (or integer tag) -> material (:class:`~strandlab.sim.material.Material`
         for rod parts, :class:`~strandlab.sim.simplicial.ShellMaterial`,
         :class:`~strandlab.sim.simplicial.SolidMaterial`); every tag used by a cell needs one.
-        In an OBJ or USD file the material also says what a part is: a rod's lines, a
-        shell's faces, or a solid's closed surface of faces, filled with tetrahedra; a USD
-        part is named by its prim's path or one name on it (:func:`~.usd_parts.name_parts`).
+        In an OBJ, USD or Alembic file the material also says what a part is: a rod's lines,
+        a shell's faces, or a solid's closed surface of faces, filled with tetrahedra; a USD
+        or Alembic part is named by its path or one name on it
+        (:func:`~.mesh_parts.name_parts`).
     connections, holds : as :class:`~strandlab.sim.simplicial.SimplicialSpec`; a connection's
         parts may be given by name (parts are numbered rods, then shells, then solids, each by
-        increasing tag, an OBJ or USD file's by order of appearance; :meth:`SimplicialSpec.
-        part_index` finds one by name); a hold's vertices are indices in the file's order of
-        vertices (a USD stage's: each prim's points in turn).
+        increasing tag, an OBJ, USD or Alembic file's by order of appearance;
+        :meth:`SimplicialSpec.part_index` finds one by name); a hold's vertices are indices in
+        the file's order of vertices (a USD or Alembic file's: each part's points in turn).
     scale : metres per file unit (0.01 for a file in centimetres); default: a USD stage's
         ``metersPerUnit``, else 1.
     up : ``"z"`` (the file's coordinates are strandlab's) or ``"y"`` (a y-up file, as Blender's
         OBJ exporter writes by default: ``(x, y, z)`` is read as ``(x, -z, y)``); default: a
-        USD stage's ``upAxis``, else ``"z"``.
-    weld : OBJ and USD files only: vertices within this distance [file units] become one
+        USD stage's ``upAxis``, ``"y"`` for Alembic (its convention), else ``"z"``.
+    weld : OBJ, USD and Alembic files only: vertices within this distance [file units] become one
         (modelling tools write each object's vertices apart, so a rod drawn along a cloth's
         edge has vertices of its own there; OBJ writers print 6 decimals).
 
@@ -156,7 +165,7 @@ def _mesh_file(path) -> Path:
 def _placed(x: np.ndarray, up, scale, src) -> np.ndarray:
     """File coordinates in strandlab's: y-up turned to z-up, ``(x, y, z) -> (x, -z, y)``,
     then scaled to metres; ``up`` and ``scale`` default to the file's (``src``: a USD
-    stage's) or z and 1."""
+    stage's metadata, Alembic's convention) or z and 1."""
     up = (src.up if src else "z") if up is None else up
     scale = (src.scale if src else 1.0) if scale is None else scale
     if not (np.isfinite(scale) and scale > 0):
@@ -173,9 +182,9 @@ def file_cells(path, *, up: str | None = None, weld: float = 1e-6,
     """A mesh file's cells by part name, without materials (what :func:`read_simplicial`
     reads, before the materials say what each part is; :mod:`.mesh_info` describes it):
     returns the vertices as written [N, 3], the vertices in metres in strandlab's axes [V, 3]
-    (an OBJ or USD file's welded) and ``{part name: (lines [E, 2], triangles [F, 3],
-    tetrahedra [K, 4])}`` over them, in the file's order of parts (a USD part named by its
-    prim's path; an OBJ or USD solid's surface is not filled here)."""
+    (an OBJ, USD or Alembic file's welded) and ``{part name: (lines [E, 2], triangles [F, 3],
+    tetrahedra [K, 4])}`` over them, in the file's order of parts (a USD or Alembic part named
+    by its path; such a file's solid surface is not filled here)."""
     p = _mesh_file(path)
     cells = {}
     if p.suffix.lower() in TOOL_SUFFIXES:
@@ -231,10 +240,10 @@ def _meshio_cells(p: Path, mesh, materials: Mapping):
 
 @dataclass(frozen=True)
 class _ToolParts:
-    """An OBJ or USD file's vertices as written [N, 3] (``x_file``), its parts
+    """An OBJ, USD or Alembic file's vertices as written [N, 3] (``x_file``), its parts
     (:class:`~.mesh_parts.MeshPart` by name), its vertices welded [W, 3] (``x``), the row of
     each written vertex among them [N] (``index``) and the file's own up axis and metres per
-    unit (a USD stage's metadata; an OBJ file has none: z and 1)."""
+    unit (a USD stage's metadata; Alembic's convention, y and 1; an OBJ file's, z and 1)."""
 
     x_file: np.ndarray
     parts: dict
@@ -245,13 +254,13 @@ class _ToolParts:
 
 
 def _welded_parts(p: Path, weld: float, names=()) -> _ToolParts:
-    """The parts of an OBJ or USD file, its vertices welded within ``weld``; a USD part
-    named by ``names`` where one names it (:func:`~.usd_parts.name_parts`)."""
+    """The parts of an OBJ, USD or Alembic file, its vertices welded within ``weld``; a part
+    named by ``names`` where one names it (:func:`~.mesh_parts.name_parts`)."""
     if p.suffix.lower() == ".obj":
         x_file, parts = read_obj_parts(p)
         up, unit = "z", 1.0
     else:
-        got = read_usd_parts(p)
+        got = read_abc_parts(p) if p.suffix.lower() == ".abc" else read_usd_parts(p)
         x_file, parts, up, unit = got.vertices, name_parts(got.parts, names, p), got.up, \
             got.meters_per_unit
     if not (np.isfinite(weld) and weld >= 0):
@@ -261,11 +270,11 @@ def _welded_parts(p: Path, weld: float, names=()) -> _ToolParts:
 
 
 def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
-    """The welded vertices of an OBJ or USD file (with the interior vertices of its solids
-    after them), its cells by kind, and the row of each file vertex among the vertices."""
+    """The welded vertices of an OBJ, USD or Alembic file (with the interior vertices of its
+    solids after them), its cells by kind, and the row of each file vertex among them."""
     parts, x, index = src.parts, src.x, src.index
     welded = x
-    elements = _ELEMENTS[p.suffix.lower() == ".obj"]
+    elements = _ELEMENTS.get(p.suffix.lower(), _ELEMENTS[".usd"])
     cells = {"rod": [], "shell": [], "solid": []}
     for tag, (key, part) in enumerate(parts.items(), start=1):
         mat = materials.get(key)
