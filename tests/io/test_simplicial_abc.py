@@ -7,21 +7,13 @@ import pytest
 
 alembic3d = pytest.importorskip("alembic3d")
 import imath  # noqa: E402
+from test_simplicial_usd import CUBE, MATS, ROD  # noqa: E402
 
-import strandlab as sl  # noqa: E402
 from strandlab.cli import main  # noqa: E402
-from strandlab.io.simplicial import read_simplicial  # noqa: E402
-from strandlab.sim.simplicial import ShellMaterial, SolidMaterial  # noqa: E402
+from strandlab.io.simplicial import file_cells, read_simplicial  # noqa: E402
 
 Abc, G = alembic3d.Abc, alembic3d.AbcGeom
-ROD = sl.Material(young_modulus=7e10, density=2700.0, radius=0.005)
-CLOTH = ShellMaterial(young_modulus=1e8, poisson_ratio=0.3, thickness=1e-4, density=1140.0)
-BLOCK = SolidMaterial(young_modulus=1e6, poisson_ratio=0.3, density=1000.0)
-MATS = {"pole": ROD, "flag": CLOTH, "foot": BLOCK}
-
-# a cube of side 2 about its centre, each face clockwise seen from outside (Alembic's winding)
-CUBE = [(-1, -1, -1), (-1, -1, 1), (-1, 1, -1), (-1, 1, 1), (1, -1, -1), (1, -1, 1),
-        (1, 1, -1), (1, 1, 1)]
+# the USD tests' cube, each face clockwise seen from outside (Alembic's winding)
 CUBE_CW = [2, 3, 1, 0, 6, 7, 3, 2, 4, 5, 7, 6, 0, 1, 5, 4, 0, 4, 6, 2, 5, 1, 3, 7]
 
 
@@ -97,6 +89,11 @@ def test_parts_by_object_name_placed_welded_and_facing_out(tmp_path, mirror):
     assert vol.min() > 0 and vol.sum() == pytest.approx(1e-3)
     t = x[spec.triangles]
     assert np.all(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])[:, 1] < 0)   # faces -y
+    _, xs, cells = file_cells(p)                  # the cube's surface faces out
+    t = xs[cells["/foot/Cube"][1]]
+    out = np.einsum("ij,ij->i", np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]),
+                    t.mean(axis=1) - [0.05, 0.05, 0.05])
+    assert len(t) == 12 and np.all(out > 0)
     # a z-up archive, told so
     raw = read_simplicial(p, materials=MATS, up="z")
     assert np.allclose(raw.vertices[:, 1].max(), 0.5)
