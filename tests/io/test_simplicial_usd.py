@@ -66,26 +66,29 @@ def usd(tmp_path):
     return blender_stage(tmp_path / "flag.usda")
 
 
-def test_parts_by_object_name_placed_and_welded(usd):
-    spec = read_simplicial(usd, materials=MATS,
-                           connections=[Connection("point", ("pole", "foot"), mode="free"),
-                                        Connection("curve", ("pole", "flag"), mode="free")])
+def check_flag_model(spec):
+    """The pole, flag and foot as modelled: parts and kinds, placed by the transforms, the
+    pole's foot welded onto the cube's top corner and the flag's two corners onto the pole,
+    the foot filled, the flag facing -y."""
     assert [(pt.name, pt.kind) for pt in spec.parts] == [("pole", "rod"), ("flag", "shell"),
                                                          ("foot", "solid")]
     x = spec.vertices
     assert len(spec.rod_edges) == 2 and len(spec.triangles) == 2
     pole, flag, foot = (np.unique(c) for c in (spec.rod_edges, spec.triangles, spec.tets))
-    # the transforms place each object; the pole's foot welds onto the cube's top corner,
-    # the flag's two corners onto the pole
     assert np.allclose(x[np.intersect1d(pole, foot)], [[0.1, 0.1, 0.1]])
     assert np.allclose(np.sort(x[np.intersect1d(pole, flag), 2]), [0.3, 0.5])
     assert np.allclose(x[foot].min(axis=0), 0.0) and np.allclose(x[foot].max(axis=0), 0.1)
     e = [x[spec.tets[:, k]] - x[spec.tets[:, 0]] for k in (1, 2, 3)]
     vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])) / 6
     assert vol.min() > 0 and vol.sum() == pytest.approx(1e-3)
-    # the flag faces -y, as its corners run in the file (right-handed)
     t = x[spec.triangles]
     assert np.all(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])[:, 1] < 0)
+
+
+def test_parts_by_object_name_placed_and_welded(usd):
+    check_flag_model(read_simplicial(
+        usd, materials=MATS, connections=[Connection("point", ("pole", "foot"), mode="free"),
+                                          Connection("curve", ("pole", "flag"), mode="free")]))
 
 
 def test_the_usd_mesh_runs(usd):

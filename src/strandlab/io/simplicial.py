@@ -61,8 +61,9 @@ _OBJ_KIND = {Material: "rod", ShellMaterial: "shell", SolidMaterial: "solid"}
 _ELEMENTS = {".obj": ("lines (l)", "faces (f)"),
              ".usd": ("linear curves (a BasisCurves prim)", "faces (a Mesh prim)"),
              ".abc": ("linear curves (a Curves object)", "faces (a PolyMesh object)")}
-#: A tetrahedron of an OBJ solid whose shape quality (:func:`~strandlab.geometry.tetmesh.
-#: tet_quality`, 1 for a regular one) is below this is a sliver, warned.
+#: A tetrahedron of a solid filled from a tool's surface (OBJ, USD, Alembic) whose shape quality
+#: (:func:`~strandlab.geometry.tetmesh.tet_quality`, 1 for a regular one) is below this is a
+#: sliver, warned.
 SLIVER = 0.01
 
 
