@@ -269,3 +269,15 @@ def test_a_scene_file_takes_a_usd_mesh(usd):
     traj = sl.simulate(sim)
     assert np.isfinite(traj.extra_points).all()
     assert np.abs(traj.extra_points[-1, held] - spec.vertices[held]).max() == 0.0
+
+
+def test_the_docstring_examples_of_the_parts_hold():
+    import doctest
+
+    from strandlab.io import mesh_parts, obj_parts
+
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for module in (mesh_parts, obj_parts):
+        for t in finder.find(module):
+            runner.run(t)
+    assert runner.failures == 0 and runner.tries >= 7
