@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .extras import MissingExtra
 from .sim.runner import simulate
 from .sim.validate import SimulationDiverged
 
@@ -774,6 +775,9 @@ def main(argv=None) -> int:
     except SimulationDiverged as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
         return EXIT_DIVERGED
+    except MissingExtra as exc:       # an optional dependency the command needs
+        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..extras import require
+
 __all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices", "tet_quality",
            "enclosed_volume"]
 
 
 def _gmsh():
-    try:
-        import gmsh
-    except ImportError as exc:                                # pragma: no cover
-        raise ImportError("meshing solids needs gmsh: pip install 'strandlab[mesh]'") from exc
-    return gmsh
+    return require("gmsh", "Meshing solids", "gmsh", "mesh")
 
 
 def orient_tets(x: np.ndarray, tets: np.ndarray) -> np.ndarray:

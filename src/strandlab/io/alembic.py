@@ -52,8 +52,8 @@ __all__ = ["write_abc", "read_abc_strands", "abc_modules", "open_archive", "walk
 
 def abc_modules() -> SimpleNamespace:
     """The alembic3d and imath modules (ImportError naming the extra when missing)."""
-    mod = import_optional("alembic3d", "Alembic files", "alembic3d")
-    imath = import_optional("imath", "Alembic files", "alembic3d")
+    mod = import_optional("alembic3d", "Reading or writing Alembic files", "alembic3d")
+    imath = import_optional("imath", "Reading or writing Alembic files", "alembic3d")
     return SimpleNamespace(Abc=mod.Abc, G=mod.AbcGeom, core=mod.AbcCoreAbstract, imath=imath)
 
 

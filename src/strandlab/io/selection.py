@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..extras import require
+
 __all__ = ["select_frames", "frame_rate", "strand_groups", "extra_parts", "StrandGroup",
            "ExtraPart", "RodChain", "rod_chains", "prim_name", "import_optional",
            "INTERCHANGE_EXTRA"]
@@ -101,16 +103,10 @@ def frame_rate(traj) -> float:
 
 
 def import_optional(module: str, what: str, package: str):
-    """Import ``module`` (an optional dependency), or ImportError naming the package and the
-    extra that installs it."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(f"{what} need the {package} package (import {module}); install it "
-                          f"with pip install 'strandlab[{INTERCHANGE_EXTRA}]' or pip install "
-                          f"{package}") from exc
+    """Import ``module`` (an optional dependency of the interchange formats), or
+    :class:`~strandlab.extras.MissingExtra` naming the package and the extra that installs
+    it."""
+    return require(module, what, package, INTERCHANGE_EXTRA)
 
 
 def prim_name(text: str) -> str:

@@ -36,6 +36,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from ..extras import require
 from ..geometry.tetmesh import surface_tets, tet_quality, weld_vertices
 from ..sim.material import Material
 from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMaterial
@@ -68,12 +69,7 @@ SLIVER = 0.01
 
 
 def _meshio():
-    try:
-        import meshio
-    except ImportError as exc:                               # pragma: no cover
-        raise ImportError("reading and writing meshes needs meshio: pip install "
-                          "'strandlab[mesh]'") from exc
-    return meshio
+    return require("meshio", "Reading and writing mesh files", "meshio", "mesh")
 
 
 def _read_mesh(p: Path):

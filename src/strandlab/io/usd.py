@@ -41,6 +41,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..extras import MissingExtra
 from ..sim.simplicial import boundary_faces
 from .atomic import atomic_path
 from .selection import (
@@ -62,7 +63,7 @@ Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
 def pxr_modules() -> SimpleNamespace:
     """The pxr modules used here (ImportError naming the extra when usd-core is missing)."""
-    import_optional("pxr", "USD files", "usd-core")
+    import_optional("pxr", "Reading or writing USD files", "usd-core")
     from pxr import Sdf, Usd, UsdGeom, Vt
 
     return SimpleNamespace(Sdf=Sdf, Usd=Usd, UsdGeom=UsdGeom, Vt=Vt)
@@ -170,8 +171,8 @@ class _UsdWriter:
     def _define_tets(self, part):
         G, Vt = self.UsdGeom, self.Vt
         if not hasattr(G, "TetMesh"):
-            raise ImportError("writing tetrahedra needs a usd-core with UsdGeom.TetMesh "
-                              "(24.3 or later): pip install -U usd-core")
+            raise MissingExtra("writing tetrahedra needs a usd-core with UsdGeom.TetMesh "
+                               "(24.3 or later): pip install -U usd-core")
         t = G.TetMesh.Define(self.stage, f"/strandlab/tetmeshes/{part.name}_tets")
         t.CreateTetVertexIndicesAttr(Vt.Vec4iArray.FromNumpy(part.tets.astype(np.int32)))
         t.CreateSurfaceFaceVertexIndicesAttr(Vt.Vec3iArray.FromNumpy(
