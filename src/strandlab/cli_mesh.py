@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .io.mesh_parts import short_names
+
 __all__ = ["add_parser", "run", "format_mesh_info"]
 
 _PROG = "strandlab"
@@ -51,10 +53,15 @@ def format_mesh_info(info) -> list[str]:
            + (f" ({info.file_vertices} in the file, {welded} welded)" if welded else "")
            + f"; extent [{lo}] to [{hi}] m"]
     width = max([4] + [len(p.name) for p in info.parts])
-    out.append(f"{'part':<{width}}  lines  triangles  tetrahedra  vertices  can be")
+    # a USD or Alembic file's parts go by their paths, and by a name on them (column "name")
+    short = short_names([p.name for p in info.parts if p.name.startswith("/")])
+    col = max([0] + [len(n) + 2 for n in short.values()])
+    out.append(f"{'part':<{width}}  " + (f"{'name':<{col}}" if col else "")
+               + "lines  triangles  tetrahedra  vertices  can be")
     for p in info.parts:
-        out.append(f"{p.name:<{width}}  {p.lines:5d}  {p.triangles:9d}  {p.tetrahedra:10d}  "
-                   f"{p.vertices:8d}  {_can_be(p)}")
+        out.append(f"{p.name:<{width}}  " + (f"{short.get(p.name, ''):<{col}}" if col else "")
+                   + f"{p.lines:5d}  {p.triangles:9d}  {p.tetrahedra:10d}  {p.vertices:8d}  "
+                   f"{_can_be(p)}")
     if info.touching:
         out.append("touching parts:")
         for a, b, nv, ne in info.touching:

@@ -91,8 +91,8 @@ def test_the_mesh_command_reads_alembic(tmp_path, capsys):
     p = blender_archive(tmp_path / "flag.abc")
     assert main(["mesh", str(p)]) == 0
     out = capsys.readouterr().out
-    assert "/pole/PoleCurve      2          0           0         3  a rod" in out
-    assert "/foot/Cube           0         12           0         8  a shell, or a solid" in out
+    assert "/pole/PoleCurve  pole      2          0           0         3  a rod" in out
+    assert "/foot/Cube       foot      0         12           0         8  a shell, or a solid" in out
     assert "/pole/PoleCurve - /flag/Plane: 2 shared vertices, 1 shared edge" in out
 
 

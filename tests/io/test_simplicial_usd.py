@@ -12,7 +12,7 @@ import strandlab as sl  # noqa: E402
 from helpers import step_mesh  # noqa: E402
 from strandlab.cli import main  # noqa: E402
 from strandlab.io.mesh_info import describe_mesh_file  # noqa: E402
-from strandlab.io.mesh_parts import name_parts  # noqa: E402
+from strandlab.io.mesh_parts import name_parts, short_names  # noqa: E402
 from strandlab.io.simplicial import read_simplicial  # noqa: E402
 from strandlab.io.usd_parts import read_usd_parts  # noqa: E402
 from strandlab.sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial  # noqa: E402
@@ -181,6 +181,11 @@ def test_names_on_the_path(usd):
     with pytest.raises(ValueError, match=r"the object /root/flag/FlagData is named twice, as 'flag' and "
                                          r"'FlagData'"):
         name_parts(parts, ["flag", "FlagData"], "f")
+    # each part's name nearest the root that no other path has, and it names the part
+    short = short_names(parts)
+    assert list(short.values()) == ["foot", "pole", "flag"]
+    assert list(name_parts(parts, short.values(), "f")) == ["foot", "pole", "flag"]
+    assert short_names(["/geo/x", "/geo/x/y"]) == {"/geo/x": "/geo/x", "/geo/x/y": "y"}
     info = describe_mesh_file(usd)
     assert [(q.name, q.kinds) for q in info.parts] == [
         ("/root/foot/FootData", ("shell", "solid")), ("/root/pole/PoleData", ("rod",)),
@@ -193,7 +198,8 @@ def test_names_on_the_path(usd):
 def test_the_mesh_command_reads_usd(usd, capsys):
     assert main(["mesh", str(usd)]) == 0
     out = capsys.readouterr().out
-    assert "/root/pole/PoleData      2          0           0         3  a rod" in out
+    assert "part                 name  lines  triangles" in out
+    assert "/root/pole/PoleData  pole      2          0           0         3  a rod" in out
     assert "(15 in the file, 3 welded)" in out and "to [0.4, 0.1, 0.5] m" in out
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["MeshPart", "FileParts", "fan_is_flat", "add_polygon", "check_finite", "faces_part",
-           "curves_part", "name_parts"]
+           "curves_part", "name_parts", "short_names"]
 
 
 @dataclass
@@ -155,3 +155,20 @@ def name_parts(parts: dict, keys: Iterable, p) -> dict:
         if hits:
             names[hits[0]] = key
     return {names.get(q, q): part for q, part in parts.items()}
+
+
+def short_names(paths) -> dict:
+    """Per path, the name nearest the root on it that no other path has (what
+    :func:`name_parts` takes for it: the object's name in Blender's and Houdini's layouts),
+    else the path itself.
+
+    >>> short_names(["/root/Banner/Plane", "/root/Pole/Pole", "/geo/x", "/geo/x/y"])
+    {'/root/Banner/Plane': 'Banner', '/root/Pole/Pole': 'Pole', '/geo/x': '/geo/x', '/geo/x/y': 'y'}
+    """
+    names = {q: q.strip("/").split("/") for q in paths}
+    out = {}
+    for q, words in names.items():
+        unique = [w for w in words if not any(w in other for r, other in names.items()
+                                              if r != q)]
+        out[q] = unique[0] if unique else q
+    return out
