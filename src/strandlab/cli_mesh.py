@@ -2,7 +2,8 @@
 USD or Alembic from a modelling tool, Gmsh ``.msh``, VTU) before writing its scene file: its parts,
 what each can be, and which parts touch (docs/mixed.md, "From a modelling tool").
 
-Exit status: 0, or 2 when the file cannot be read.
+Exit status: 0; 2 when the file cannot be read; 1 when a package that reads it is not
+installed (the message names it).
 """
 from __future__ import annotations
 

@@ -226,3 +226,19 @@ def test_solids_after_other_parts_are_filled_and_slivers_are_warned(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read_simplicial(p, materials={"fan": BLOCK, "ngon": CLOTH})   # no solid of n-gons
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(up="x"), r"up must be 'z' or 'y', got 'x'"),
+    (dict(scale=0.0), r"scale must be a positive number, got 0.0"),
+    (dict(scale=float("nan")), r"scale must be a positive number, got nan"),
+])
+def test_bad_axes_and_scales_are_refused_before_the_file_is_read(tmp_path, kwargs, message):
+    from strandlab.io.simplicial import file_cells
+
+    junk = tmp_path / "junk.msh"            # unreadable: the arguments are checked first
+    junk.write_text("junk\n")
+    with pytest.raises(ValueError, match=message):
+        read_simplicial(junk, materials={}, **kwargs)
+    with pytest.raises(ValueError, match=message):
+        file_cells(junk, **kwargs)

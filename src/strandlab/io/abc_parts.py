@@ -61,9 +61,10 @@ def read_abc_parts(path) -> FileParts:
     m, archive = open_archive(p)
     sel = m.Abc.ISampleSelector()
     xs, parts = [], {}
+    start = 0                 # the first vertex of the next part
 
     def visit(obj, md, xf):
-        start = sum(len(x) for x in xs)
+        nonlocal start
         if m.G.IPolyMesh.matches(md):
             x, part = _mesh_part(m, obj, sel, xf, start, p)
         elif m.G.ICurves.matches(md):
@@ -72,6 +73,7 @@ def read_abc_parts(path) -> FileParts:
             return
         parts[part.at] = part
         xs.append(x)
+        start += len(x)
 
     walk(m, archive.getTop(), sel, np.eye(4), visit)
     if not parts:

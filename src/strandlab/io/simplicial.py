@@ -141,7 +141,7 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     Errors name the file and the offending cell: an unreadable file, a tag without material,
     a cell whose material does not fit its simplex (a triangle labelled with a rod material).
     """
-    p = _mesh_file(path)
+    p = _mesh_file(path, up, scale)
     if p.suffix.lower() in TOOL_SUFFIXES:
         src = _welded_parts(p, weld, materials)
         x, cells, file_index = _part_cells(p, src, materials, weld)
@@ -152,10 +152,16 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     return _spec(p, _placed(x, up, scale, src), cells, file_index, connections, holds, name)
 
 
-def _mesh_file(path) -> Path:
+def _mesh_file(path, up, scale) -> Path:
+    """``path`` as a Path, after checking that it is a file and that ``up`` and ``scale``,
+    where given, are valid (before any reading)."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no mesh file {p}")
+    if scale is not None and not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive number, got {scale!r}")
+    if up not in (None, "z", "y"):
+        raise ValueError(f"up must be 'z' or 'y', got {up!r}")
     return p
 
 
@@ -165,10 +171,6 @@ def _placed(x: np.ndarray, up, scale, src) -> np.ndarray:
     stage's metadata, Alembic's convention) or z and 1."""
     up = (src.up if src else "z") if up is None else up
     scale = (src.scale if src else 1.0) if scale is None else scale
-    if not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be a positive number, got {scale!r}")
-    if up not in ("z", "y"):
-        raise ValueError(f"up must be 'z' or 'y', got {up!r}")
     if up == "y":
         x = np.c_[x[:, 0], -x[:, 2], x[:, 1]]
     return x * scale
@@ -182,7 +184,7 @@ def file_cells(path, *, up: str | None = None, weld: float = 1e-6,
     (an OBJ, USD or Alembic file's welded) and ``{part name: (lines [E, 2], triangles [F, 3],
     tetrahedra [K, 4])}`` over them, in the file's order of parts (a USD or Alembic part named
     by its path; such a file's solid surface is not filled here)."""
-    p = _mesh_file(path)
+    p = _mesh_file(path, up, scale)
     cells = {}
     if p.suffix.lower() in TOOL_SUFFIXES:
         src = _welded_parts(p, weld)

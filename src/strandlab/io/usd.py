@@ -54,7 +54,7 @@ from .selection import (
 )
 
 __all__ = ["write_usd", "read_usd_strands", "UP_AXES", "open_stage", "read_curves",
-           "pxr_modules", "world_points"]
+           "pxr_modules", "world_points", "world_transform"]
 
 UP_AXES = ("Z", "Y")
 #: Coordinates of strandlab's z-up world in a y-up file: (x, y, z) -> (x, z, -y).
@@ -287,10 +287,16 @@ def _expand_widths(c, UsdGeom, tc, counts: np.ndarray, n: int):
                      f"{len(counts)} curves of {n} points")
 
 
+def world_transform(g, tc) -> np.ndarray:
+    """The transform [4, 4] of the geometry prim ``g`` to the stage's world coordinates at
+    time code ``tc`` (acting on row vectors, as USD's matrices do)."""
+    return np.array(g.ComputeLocalToWorldTransform(tc), dtype=np.float64)
+
+
 def world_points(g, tc, pts: np.ndarray) -> np.ndarray:
     """The points ``pts`` [n, 3] of the geometry prim ``g`` placed by its transforms (the
     stage's world coordinates) at time code ``tc``."""
-    xf = np.array(g.ComputeLocalToWorldTransform(tc), dtype=np.float64)
+    xf = world_transform(g, tc)
     return pts @ xf[:3, :3] + xf[3, :3]      # USD matrices act on row vectors
 
 

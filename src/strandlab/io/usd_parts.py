@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .mesh_parts import FileParts, check_finite, curves_part, faces_part
-from .usd import open_stage, pxr_modules, read_curves, world_points
+from .usd import open_stage, pxr_modules, read_curves, world_transform
 
 __all__ = ["read_usd_parts", "USD_SUFFIXES"]
 
@@ -37,10 +37,10 @@ def _mesh_part(m, UsdGeom, tc, start: int, p: Path):
     ``start``)."""
     where = str(m.GetPath())
     pts = np.asarray(m.GetPointsAttr().Get(tc) or [], dtype=np.float64).reshape(-1, 3)
-    x = check_finite(world_points(m, tc, pts), p, where)
-    xf = np.array(m.ComputeLocalToWorldTransform(tc), dtype=np.float64)[:3, :3]
+    xf = world_transform(m, tc)
+    x = check_finite(pts @ xf[:3, :3] + xf[3, :3], p, where)     # row vectors, as USD's
     flip = (m.GetOrientationAttr().Get(tc) == UsdGeom.Tokens.leftHanded) != \
-        (np.linalg.det(xf) < 0.0)
+        (np.linalg.det(xf[:3, :3]) < 0.0)
     return x, faces_part(where, m.GetFaceVertexCountsAttr().Get(tc) or [],
                          m.GetFaceVertexIndicesAttr().Get(tc) or [], x, flip, start, p)
 
