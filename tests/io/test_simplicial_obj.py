@@ -232,6 +232,7 @@ def test_solids_after_other_parts_are_filled_and_slivers_are_warned(tmp_path):
     (dict(up="x"), r"up must be 'z' or 'y', got 'x'"),
     (dict(scale=0.0), r"scale must be a positive number, got 0.0"),
     (dict(scale=float("nan")), r"scale must be a positive number, got nan"),
+    (dict(scale=float("inf")), r"scale must be a positive number, got inf"),
 ])
 def test_bad_axes_and_scales_are_refused_before_the_file_is_read(tmp_path, kwargs, message):
     from strandlab.io.simplicial import file_cells
