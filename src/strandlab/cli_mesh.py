@@ -75,6 +75,17 @@ def format_mesh_info(info) -> list[str]:
     for a, b, dist in info.near:
         out.append(f"near miss: {a} - {b} come within {dist:.3g} m without sharing a vertex "
                    "there: not joined (a larger --weld joins them)")
+    if info.subsets:
+        out.append("face subsets (a material that names one, by its path or its name, makes "
+                   "its faces a part of their own):")
+        wide = max(len(s.name) for s in info.subsets)
+        last = [s.name.rsplit("/", 1)[-1] for s in info.subsets]
+        for s, name in zip(info.subsets, last):
+            can = (f"a shell, or a solid (closed, {s.volume:.4g} m^3)" if s.closed
+                   else "a shell")
+            # its own name names it when no other subset has it
+            out.append(f"  {s.name:<{wide}}  {name if last.count(name) == 1 else s.name}: "
+                       f"{s.triangles} triangles of {s.mesh}, can be {can}")
     return out
 
 

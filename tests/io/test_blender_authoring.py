@@ -160,3 +160,45 @@ def test_the_sign_example_is_what_its_blender_script_exports(tmp_path):
         return [t for t in p.read_text().splitlines() if not t.startswith("#")]
 
     assert body(out) == body(root / "examples" / "sign.obj")
+
+
+SLOTS = textwrap.dedent('''
+    import sys
+
+    import bpy
+
+    args = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    # a banner of 4 x 4 quads, 1 m square about the origin; its right half in the slot "hem"
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=4, size=1.0)
+    ob = bpy.context.active_object
+    ob.name = "banner"
+    for name in ("nylon", "hem"):
+        ob.data.materials.append(bpy.data.materials.new(name))
+    for poly in ob.data.polygons:
+        poly.material_index = 1 if poly.center.x > 0 else 0
+    bpy.ops.wm.usd_export(filepath=args[0])
+    bpy.ops.wm.alembic_export(filepath=args[1], face_sets=True)
+''')
+
+
+def test_blender_material_slots_are_parts(tmp_path):
+    """A mesh whose faces are in two material slots, exported to USD (a GeomSubset per slot)
+    and Alembic (Face Sets): each slot is a part, named after its material."""
+    script = tmp_path / "slots.py"
+    script.write_text(SLOTS)
+    files = [tmp_path / "banner.usdc", tmp_path / "banner.abc"]
+    done = subprocess.run(blender_command(script) + [str(f) for f in files],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    stiff = replace(CLOTH, thickness=5e-4)
+    for f in files:
+        spec = read_simplicial(f, materials={"nylon": CLOTH, "hem": stiff})
+        assert [(p.name, p.material) for p in spec.parts] == [("nylon", CLOTH), ("hem", stiff)]
+        x = spec.vertices[spec.triangles].mean(axis=1)
+        assert np.count_nonzero(spec.triangle_part == 1) == 16
+        assert np.all((x[:, 0] > 0) == (spec.triangle_part == 1))
+        assert np.allclose(spec.vertices[:, 2], 0.0, atol=1e-6)     # z-up, as modelled
+        # the object's name labels the faces no named slot takes
+        spec = read_simplicial(f, materials={"banner": CLOTH, "hem": stiff})
+        assert [p.name for p in spec.parts] == ["banner", "hem"]

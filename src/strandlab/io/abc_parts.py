@@ -8,11 +8,15 @@ periodic curve closed), named by the object's full name (its path, ``/Banner/Pla
 are read at each object's first sample, placed by the transforms of the ``Xform`` objects above
 it.  Alembic's front faces wind clockwise: every polygon is reversed (and not, under a
 mirroring transform), so that a shell faces the way it was modelled.  Alembic has no up axis
-and no unit: the convention, y-up, and metres are the defaults.
+and no unit: the convention, y-up, and metres are the defaults.  A mesh's face sets (Blender
+writes one per material slot with *Face Sets* on, named after the material; Houdini one per
+primitive group) are read as :class:`~.mesh_parts.FaceSubset`: a material that names one makes
+its faces a part of their own.
 
 Refused, naming the file and the object: a mesh without faces (a rod drawn as loose edges is
 exported as a curve, Object > Convert > Curve in Blender), a cubic curve (rods are polylines),
-a face of fewer than three corners, an index past the points, a point that is not finite.
+a face of fewer than three corners, an index past the points, a point that is not finite, a
+face set's index past the faces.
 """
 from __future__ import annotations
 
@@ -21,21 +25,29 @@ from pathlib import Path
 import numpy as np
 
 from .alembic import open_archive, read_curves, walk
-from .mesh_parts import FileParts, check_finite, curves_part, faces_part
+from .mesh_parts import FileParts, check_finite, curves_part, face_subset, faces_part
 
 __all__ = ["read_abc_parts"]
 
 
 def _mesh_part(m, obj, sel, xf: np.ndarray, start: int, p: Path):
-    """The world points [n, 3] and the part of the ``PolyMesh`` object ``obj``."""
+    """The world points [n, 3], the part of the ``PolyMesh`` object ``obj`` and its face sets
+    (:class:`~.mesh_parts.FaceSubset` by path)."""
     where = obj.getFullName()
-    sample = m.G.IPolyMesh(obj, m.Abc.WrapExistingFlag.kWrapExisting).getSchema().getValue(sel)
+    schema = m.G.IPolyMesh(obj, m.Abc.WrapExistingFlag.kWrapExisting).getSchema()
+    sample = schema.getValue(sel)
     pts = np.array(memoryview(sample.getPositions()), dtype=np.float64).reshape(-1, 3)
     x = check_finite(pts @ xf[:3, :3] + xf[3, :3], p, where)   # row vectors, as Alembic's
     flip = not np.linalg.det(xf[:3, :3]) < 0.0      # clockwise front faces, unless mirrored
     counts = np.array(memoryview(sample.getFaceCounts()), dtype=np.int64)
     idx = np.array(memoryview(sample.getFaceIndices()), dtype=np.int64)
-    return x, faces_part(where, counts, idx, x, flip, start, p)
+    part = faces_part(where, counts, idx, x, flip, start, p)
+    subsets = {}
+    for name in schema.getFaceSetNames():
+        faces = schema.getFaceSet(name).getSchema().getValue(sel).getFaces()
+        path, subset = face_subset(part, name, np.array(memoryview(faces), dtype=np.int64), p)
+        subsets[path] = subset
+    return x, part, subsets
 
 
 def _curve_part(m, obj, sel, xf: np.ndarray, start: int, p: Path):
@@ -60,13 +72,14 @@ def read_abc_parts(path) -> FileParts:
     p = Path(path)
     m, archive = open_archive(p)
     sel = m.Abc.ISampleSelector()
-    xs, parts = [], {}
+    xs, parts, subsets = [], {}, {}
     start = 0                 # the first vertex of the next part
 
     def visit(obj, md, xf):
         nonlocal start
         if m.G.IPolyMesh.matches(md):
-            x, part = _mesh_part(m, obj, sel, xf, start, p)
+            x, part, faces = _mesh_part(m, obj, sel, xf, start, p)
+            subsets.update(faces)
         elif m.G.ICurves.matches(md):
             x, part = _curve_part(m, obj, sel, xf, start, p)
         else:
@@ -79,4 +92,4 @@ def read_abc_parts(path) -> FileParts:
     if not parts:
         raise ValueError(f"{p}: no PolyMesh or Curves object: nothing to read as rods, shells "
                          "or solids")
-    return FileParts(np.concatenate(xs), parts, "y", 1.0)
+    return FileParts(np.concatenate(xs), parts, "y", 1.0, subsets)

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..geometry.tetmesh import enclosed_volume
 
-__all__ = ["PartInfo", "MeshInfo", "describe_mesh_file", "near_misses", "NEAR_MISS"]
+__all__ = ["PartInfo", "SubsetInfo", "MeshInfo", "describe_mesh_file", "near_misses",
+           "NEAR_MISS"]
 
 #: Vertices of two parts closer than this fraction of the mesh's extent (its bounding box's
 #: diagonal) that are not one vertex are a near miss: parts that look joined but are not.
@@ -39,12 +40,27 @@ class PartInfo:
 
 
 @dataclass(frozen=True)
+class SubsetInfo:
+    """A face subset of a USD or Alembic mesh (:class:`~.mesh_parts.FaceSubset`): its path
+    (``name``), its mesh's part (``mesh``), its ``triangles``, whether they are ``closed`` and
+    the ``volume`` they enclose [m^3] (a solid's when closed).  A material that names it makes
+    its faces a part of their own."""
+
+    name: str
+    mesh: str
+    triangles: int
+    closed: bool
+    volume: float
+
+
+@dataclass(frozen=True)
 class MeshInfo:
     """A mesh file's ``vertices`` (after welding; ``file_vertices`` as written), its extent
     ``lower``, ``upper`` [m] and ``parts``; ``touching``: per pair of parts that share vertices,
     ``(a, b, shared vertices, shared edges)``: a curve connection needs shared edges, a point
     connection a shared vertex; ``near``: per pair of parts with a near miss
-    (:func:`near_misses`), ``(a, b, closest distance [m])``."""
+    (:func:`near_misses`), ``(a, b, closest distance [m])``; ``subsets``: the face subsets of
+    a USD or Alembic file's meshes (:class:`SubsetInfo`)."""
 
     path: Path
     file_vertices: int
@@ -54,6 +70,7 @@ class MeshInfo:
     parts: tuple
     touching: tuple
     near: tuple = ()
+    subsets: tuple = ()
 
 
 def _edges(lines, triangles, tets) -> set:
@@ -126,7 +143,7 @@ def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
     ``scale``, and ``weld`` for OBJ, USD and Alembic files; a USD or Alembic part named by its
     path) but without materials: a part's possible kinds come from its cells (lines: a rod;
     triangles: a shell, or a solid when they close; tetrahedra: a solid)."""
-    from .simplicial import file_cells
+    from .simplicial import file_cells, file_subsets
 
     p = Path(path)
     x_file, x, cells = file_cells(p, up=up, weld=weld, scale=scale)
@@ -152,5 +169,7 @@ def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
                 touching.append((a, b, shared, len(edges[a] & edges[b])))
     lower, upper = x.min(axis=0), x.max(axis=0)
     near = near_misses(x, {n: sorted(v) for n, v in verts.items()})
+    subsets = tuple(SubsetInfo(name, mesh, len(tri), *_closed_volume(x, tri))
+                    for name, (mesh, tri) in file_subsets(p, weld=weld).items())
     return MeshInfo(p, len(x_file), len(x), tuple(lower.tolist()), tuple(upper.tolist()),
-                    tuple(parts), tuple(touching), tuple(near))
+                    tuple(parts), tuple(touching), tuple(near), subsets)

@@ -6,27 +6,40 @@ solids of them.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["MeshPart", "FileParts", "fan_is_flat", "add_polygon", "check_finite", "faces_part",
-           "curves_part", "name_parts", "short_names"]
+__all__ = ["MeshPart", "FaceSubset", "FileParts", "fan_is_flat", "add_polygon", "check_finite",
+           "faces_part", "face_subset", "curves_part", "name_parts", "short_names"]
 
 
 @dataclass
 class MeshPart:
     """The elements of one part: ``edges`` [E, 2] and ``triangles`` [F, 3] (vertex indices
     from 0), where in the file each came from (``edge_at``, ``triangle_at``: ``"line 12"`` in
-    an OBJ file, ``"/root/Flag/Plane, face 3"`` in a USD stage) and where the part starts
-    (``at``)."""
+    an OBJ file, ``"/root/Flag/Plane, face 3"`` in a USD stage), where the part starts
+    (``at``) and, for a USD or Alembic mesh, the face of the mesh each triangle was cut from
+    (``triangle_face``: what a :class:`FaceSubset` counts)."""
 
     at: str
     edges: list = field(default_factory=list)
     edge_at: list = field(default_factory=list)
     triangles: list = field(default_factory=list)
     triangle_at: list = field(default_factory=list)
+    triangle_face: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FaceSubset:
+    """Faces of one mesh that a tool named: a USD ``GeomSubset`` of faces (Blender writes one
+    per material slot, Houdini one per exported primitive group) or an Alembic face set.
+    ``mesh``: the path of the mesh's part; ``faces``: its faces' indices in the mesh (sorted,
+    each once)."""
+
+    mesh: str
+    faces: np.ndarray
 
 
 def fan_is_flat(p: np.ndarray) -> bool:
@@ -63,12 +76,15 @@ class FileParts:
     """A file's points [N, 3] (``vertices``: world coordinates, file units, every part's
     points in turn), its ``parts`` (:class:`MeshPart` by the object's path), its up axis
     (``up``: ``"z"`` or ``"y"``: what the file says, or its format's convention) and
-    ``meters_per_unit``."""
+    ``meters_per_unit``; ``subsets``: the faces its tool named within its meshes
+    (:class:`FaceSubset` by the subset's path, the mesh's path and its name), parts of their
+    own when a material names them (:func:`name_parts`)."""
 
     vertices: np.ndarray
     parts: dict
     up: str
     meters_per_unit: float
+    subsets: dict = field(default_factory=dict)
 
 
 def check_finite(x: np.ndarray, file, where: str) -> np.ndarray:
@@ -111,7 +127,21 @@ def faces_part(where: str, counts, idx, x: np.ndarray, flip: bool, start: int,
     for k, (a, c) in enumerate(zip(first.tolist(), counts.tolist())):
         poly = idx[a:a + c][::-1] if flip else idx[a:a + c]
         add_polygon(part, (poly + start).tolist(), x[poly], f"{where}, face {k}", file)
+        part.triangle_face += [k] * (c - 2)
     return part
+
+
+def face_subset(mesh: MeshPart, name: str, faces, file) -> tuple[str, FaceSubset]:
+    """The path (``mesh``'s path and ``name``) and the :class:`FaceSubset` of the faces
+    ``faces`` of ``mesh`` (a part :func:`faces_part` made); ValueError naming ``file`` and
+    the subset for a face that the mesh does not have."""
+    where = f"{mesh.at}/{name}"
+    faces = np.unique(np.asarray(faces, dtype=np.int64))
+    n = mesh.triangle_face[-1] + 1
+    if len(faces) and (faces[0] < 0 or faces[-1] >= n):
+        bad = int(faces[0] if faces[0] < 0 else faces[-1])
+        raise ValueError(f"{file}, {where}: face {bad} does not exist (the mesh has {n} faces)")
+    return where, FaceSubset(mesh.at, faces)
 
 
 def curves_part(where: str, counts, closed: bool, start: int, file) -> MeshPart:
@@ -131,30 +161,74 @@ def curves_part(where: str, counts, closed: bool, start: int, file) -> MeshPart:
     return part
 
 
-def name_parts(parts: dict, keys: Iterable, p) -> dict:
+def _lookup(key: str, paths) -> list:
+    """The paths among ``paths`` that ``key`` names: the one it is, else those with ``key`` as
+    one name on them."""
+    return [q for q in paths if key == q] or \
+        [q for q in paths if key in q.strip("/").split("/")]
+
+
+def _carve(part: MeshPart, pieces: dict, subsets: dict, p) -> tuple[MeshPart, dict]:
+    """``part``'s triangles split between the named face subsets ``pieces`` (subset path ->
+    name) and what is left of ``part``; ValueError naming ``p`` for a face in two of them."""
+    owner: dict = {}
+    for path in pieces:
+        for f in subsets[path].faces.tolist():
+            if f in owner:
+                raise ValueError(f"{p}, {part.at}, face {f}: in the face subsets {owner[f]} "
+                                 f"and {path}, both named as parts (a face is in one part)")
+            owner[f] = path
+    rest = MeshPart(part.at)
+    out = {path: MeshPart(path) for path in pieces}
+    for tri, at, f in zip(part.triangles, part.triangle_at, part.triangle_face):
+        to = out[owner[f]] if f in owner else rest
+        to.triangles.append(tri)
+        to.triangle_at.append(at)
+        to.triangle_face.append(f)
+    return rest, {pieces[path]: piece for path, piece in out.items()}
+
+
+def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -> dict:
     """``parts`` (by the path of their object or prim) renamed by the names in ``keys`` (a
     scene's part names, its materials' keys): a key that is a part's path, or one name on
-    exactly one part's path, names that part; other parts keep their paths.  ValueError
-    naming ``p`` for a key that names several parts, or a part named twice.
+    exactly one part's path, names that part; other parts keep their paths.  A key that names
+    no part may name one of the face ``subsets`` (:class:`FaceSubset` by path) by its path or
+    by its own name (the last on its path; Blender's material's): its faces then leave their
+    mesh's part and are a part of their own, and the mesh's part keeps the faces no named
+    subset takes (none left: no part).  ValueError naming ``p`` for a key that names several
+    parts or subsets, a part or subset named twice, a face in two named subsets.
 
     >>> name_parts({"/root/Banner/Plane": 1, "/root/Pole/Curve": 2}, ["Banner", "x"], "f")
     {'Banner': 1, '/root/Pole/Curve': 2}
     """
+    subsets = subsets or {}
     names: dict = {}
     for key in keys:
         if not isinstance(key, str):
             continue
-        hits = [q for q in parts if key == q] or \
-            [q for q in parts if key in q.strip("/").split("/")]
+        # a subset's path is its mesh's and its own name: a name that is on it and names no
+        # part is the subset's own
+        hits = _lookup(key, parts) or _lookup(key, subsets)
         if len(hits) > 1:
-            raise ValueError(f"{p}: part name {key!r} is on the paths of several objects: "
+            what = "objects" if hits[0] in parts else "face subsets"
+            raise ValueError(f"{p}: part name {key!r} is on the paths of several {what}: "
                              f"{', '.join(hits)}; name one by its path")
         if hits and hits[0] in names:
-            raise ValueError(f"{p}: the object {hits[0]} is named twice, as "
-                             f"{names[hits[0]]!r} and {key!r}")
+            raise ValueError(f"{p}: the {'object' if hits[0] in parts else 'face subset'} "
+                             f"{hits[0]} is named twice, as {names[hits[0]]!r} and {key!r}")
         if hits:
             names[hits[0]] = key
-    return {names.get(q, q): part for q, part in parts.items()}
+    out = {}
+    for q, part in parts.items():
+        pieces = {s: key for s, key in names.items()
+                  if s in subsets and subsets[s].mesh == q}
+        if pieces:
+            part, carved = _carve(part, pieces, subsets, p)
+        if not pieces or part.edges or part.triangles:
+            out[names.get(q, q)] = part
+        if pieces:
+            out.update(carved)
+    return out
 
 
 def short_names(paths) -> dict:

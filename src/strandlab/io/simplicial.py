@@ -17,9 +17,11 @@ with tetrahedra keeping the surface's vertices (:func:`strandlab.geometry.tetmes
 So are USD stages (:mod:`.usd_parts`: a part per ``Mesh`` or linear ``BasisCurves`` prim, with
 the stage's transforms, units and up axis) and Alembic archives (:mod:`.abc_parts`: a part per
 ``PolyMesh`` or linear ``Curves`` object), whose parts are named by their paths or by one name
-on them (:func:`~.mesh_parts.name_parts`).  Tools write each object's vertices apart: vertices
-within ``weld`` of each other become one, so that parts modelled touching share their vertices,
-as the connections need.
+on them (:func:`~.mesh_parts.name_parts`); in these a material may also name a mesh's face
+subset (a USD ``GeomSubset``, an Alembic face set: Blender writes one per material slot, named
+after the material), whose faces then make a part of their own.  Tools write each object's
+vertices apart: vertices within ``weld`` of each other become one, so that parts modelled
+touching share their vertices, as the connections need.
 
 ``meshio`` and ``gmsh`` are optional dependencies (``pip install strandlab[mesh]``), imported when
 a file is read or written, or a solid is filled.
@@ -47,7 +49,8 @@ from .mesh_parts import name_parts
 from .obj_parts import read_obj_parts
 from .usd_parts import USD_SUFFIXES, read_usd_parts
 
-__all__ = ["read_simplicial", "write_simplicial", "file_cells", "SIMPLICIAL_SUFFIXES"]
+__all__ = ["read_simplicial", "write_simplicial", "file_cells", "file_subsets",
+           "SIMPLICIAL_SUFFIXES"]
 
 SIMPLICIAL_SUFFIXES = (".msh", ".vtu")
 #: Files of a modelling tool: parts without simplex kinds, which the materials give.
@@ -204,6 +207,24 @@ def file_cells(path, *, up: str | None = None, weld: float = 1e-6,
     return x_file, _placed(x_file, up, scale, None), {k: tuple(v) for k, v in cells.items()}
 
 
+def file_subsets(path, *, weld: float = 1e-6) -> dict:
+    """The face subsets of a USD or Alembic file (:class:`~.mesh_parts.FaceSubset`, parts of
+    their own when a material names them) as ``{subset path: (its mesh's path, triangles
+    [F, 3])}``, the triangles over the vertices :func:`file_cells` returns (welded within
+    ``weld``); empty for other files."""
+    p = Path(path)
+    if p.suffix.lower() not in TOOL_SUFFIXES or p.suffix.lower() == ".obj":
+        return {}
+    src = _welded_parts(p, weld)
+    out = {}
+    for path_, sub in src.subsets.items():
+        part = src.parts[sub.mesh]
+        take = np.isin(np.asarray(part.triangle_face, dtype=np.int64), sub.faces)
+        tri = np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)[take]
+        out[path_] = (sub.mesh, src.index[tri])
+    return out
+
+
 def _tagged_cells(p: Path, mesh):
     """Per part tag of each cell block of a meshio mesh: (tag, part name (the tag without
     one), cell type, its cells of that tag [n, k], the block index of the first)."""
@@ -242,7 +263,8 @@ class _ToolParts:
     """An OBJ, USD or Alembic file's vertices as written [N, 3] (``x_file``), its parts
     (:class:`~.mesh_parts.MeshPart` by name), its vertices welded [W, 3] (``x``), the row of
     each written vertex among them [N] (``index``) and the file's own up axis and metres per
-    unit (a USD stage's metadata; Alembic's convention, y and 1; an OBJ file's, z and 1)."""
+    unit (a USD stage's metadata; Alembic's convention, y and 1; an OBJ file's, z and 1), and
+    its face subsets (:class:`~.mesh_parts.FaceSubset` by path; none in an OBJ file)."""
 
     x_file: np.ndarray
     parts: dict
@@ -250,6 +272,7 @@ class _ToolParts:
     index: np.ndarray
     up: str
     scale: float
+    subsets: dict
 
 
 def _welded_parts(p: Path, weld: float, names=()) -> _ToolParts:
@@ -257,15 +280,15 @@ def _welded_parts(p: Path, weld: float, names=()) -> _ToolParts:
     named by ``names`` where one names it (:func:`~.mesh_parts.name_parts`)."""
     if p.suffix.lower() == ".obj":
         x_file, parts = read_obj_parts(p)
-        up, unit = "z", 1.0
+        up, unit, subsets = "z", 1.0, {}
     else:
         got = read_abc_parts(p) if p.suffix.lower() == ".abc" else read_usd_parts(p)
-        x_file, parts, up, unit = got.vertices, name_parts(got.parts, names, p), got.up, \
-            got.meters_per_unit
+        x_file, up, unit, subsets = got.vertices, got.up, got.meters_per_unit, got.subsets
+        parts = name_parts(got.parts, names, p, subsets)
     if not (np.isfinite(weld) and weld >= 0):
         raise ValueError(f"weld must be a number >= 0, got {weld!r}")
     x, index = weld_vertices(x_file, weld)
-    return _ToolParts(x_file, parts, x, index, up, unit)
+    return _ToolParts(x_file, parts, x, index, up, unit, subsets)
 
 
 def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):

@@ -7,12 +7,16 @@ refused) and each ``BasisCurves`` prim of ``type = "linear"`` a part (its curves
 edges; a ``periodic`` curve closed), named by the prim's path.  Points are read at the stage's
 earliest time sample, placed by the prims' transforms (the stage's world coordinates); the
 stage's ``upAxis`` and ``metersPerUnit`` come with them.  The faces of a left-handed mesh
-(Houdini's), or of a mesh mirrored by its transform, are turned right-handed.
+(Houdini's), or of a mesh mirrored by its transform, are turned right-handed.  A mesh's face
+``GeomSubset`` prims (Blender writes one per material slot, named after the material; Houdini
+one per primitive group it is asked to export) are read as :class:`~.mesh_parts.FaceSubset`:
+a material that names one makes its faces a part of their own.
 
 Refused, naming the file and the prim: a mesh without faces (Blender's USD exporter drops a
 mesh's loose edges: a rod drawn as edges is exported as a curve, Object > Convert > Curve), a
 cubic curve (rods are polylines: Blender's Poly splines, Houdini's polylines), a face of fewer
-than three corners, an index past the points, a point that is not finite.
+than three corners, an index past the points, a point that is not finite, a subset's index past
+the faces.
 
 A material names a part by the part's path or by one name on that path that no other part's
 path has (:func:`~.mesh_parts.name_parts`): Blender writes an object as
@@ -24,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .mesh_parts import FileParts, check_finite, curves_part, faces_part
+from .mesh_parts import FileParts, check_finite, curves_part, face_subset, faces_part
 from .usd import open_stage, pxr_modules, read_curves, world_transform
 
 __all__ = ["read_usd_parts", "USD_SUFFIXES"]
@@ -43,6 +47,18 @@ def _mesh_part(m, UsdGeom, tc, start: int, p: Path):
         (np.linalg.det(xf[:3, :3]) < 0.0)
     return x, faces_part(where, m.GetFaceVertexCountsAttr().Get(tc) or [],
                          m.GetFaceVertexIndicesAttr().Get(tc) or [], x, flip, start, p)
+
+
+def _face_subsets(m, UsdGeom, tc, part, p: Path) -> dict:
+    """The face ``GeomSubset`` prims of the ``Mesh`` prim ``m`` (whose part is ``part``), as
+    :class:`~.mesh_parts.FaceSubset` by path; subsets of points or edges are skipped."""
+    out = {}
+    for sub in UsdGeom.Subset.GetAllGeomSubsets(m):
+        if sub.GetElementTypeAttr().Get(tc) == UsdGeom.Tokens.face:
+            path, faces = face_subset(part, sub.GetPrim().GetName(),
+                                      sub.GetIndicesAttr().Get(tc) or [], p)
+            out[path] = faces
+    return out
 
 
 def _curve_part(c, UsdGeom, tc, start: int, p: Path):
@@ -66,10 +82,11 @@ def read_usd_parts(path) -> FileParts:
     p = Path(path)
     stage = open_stage(p)
     tc = px.Usd.TimeCode.EarliestTime()
-    xs, parts, start = [], {}, 0
+    xs, parts, subsets, start = [], {}, {}, 0
     for prim in stage.Traverse():
         if prim.IsA(UsdGeom.Mesh):
             x, part = _mesh_part(UsdGeom.Mesh(prim), UsdGeom, tc, start, p)
+            subsets.update(_face_subsets(UsdGeom.Mesh(prim), UsdGeom, tc, part, p))
         elif prim.IsA(UsdGeom.BasisCurves):
             x, part = _curve_part(UsdGeom.BasisCurves(prim), UsdGeom, tc, start, p)
         else:
@@ -81,4 +98,5 @@ def read_usd_parts(path) -> FileParts:
         raise ValueError(f"{p}: no Mesh or BasisCurves prim: nothing to read as rods, shells "
                          "or solids")
     up = "y" if UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.y else "z"
-    return FileParts(np.concatenate(xs), parts, up, float(UsdGeom.GetStageMetersPerUnit(stage)))
+    return FileParts(np.concatenate(xs), parts, up, float(UsdGeom.GetStageMetersPerUnit(stage)),
+                     subsets)
