@@ -4,6 +4,8 @@ pxr, alembic3d and a parser, and compared with the trajectory; files written bef
 arrays still load and export.  Most writer tests use the same scenes recorded without
 stepping (``run_fixtures.moved``), so that they need no solver; the runs themselves are
 exported by the tests parametrized with ``run``."""
+from dataclasses import replace
+
 import alembic3d as abc  # in the test extra
 import h5py
 import numpy as np
@@ -225,6 +227,53 @@ def test_alembic_polymesh_and_rods(mixed_moved, tmp_path):
     assert got == _chain_index().tolist()
 
 
+# ---------------------------------------------------------------------------------- read back
+@pytest.mark.parametrize("fmt", ["usda", "abc"])
+def test_exports_read_back_as_the_labelled_mesh(mixed_moved, tmp_path, fmt):
+    """A run's USD or Alembic export, read as a labelled mesh: the shell part's face subset
+    (face set) names its faces, the mesh keeps the solid's surface, filled again, and the
+    rods are one curve part; at the first frame, the scene's mesh."""
+    from strandlab.io.simplicial import read_simplicial
+    from strandlab.sim.material import Material
+    from strandlab.sim.simplicial import ShellMaterial, SolidMaterial
+
+    write = write_usd if fmt == "usda" else write_abc
+    path = write(tmp_path / f"m.{fmt}", mixed_moved)
+    shell = ShellMaterial(1e7, 0.3, 1e-3, 1000.0)
+    solid = SolidMaterial(1e6, 0.3, 1000.0)
+    rod = Material(young_modulus=1e8, density=1000.0, radius=rf.THIN)
+    mats = {"flap": shell, "gadget": solid, "gadget_rods": rod}
+    if fmt == "abc":           # Alembic's frame axes are curves (USD's are Points): rods too
+        mats["frames"] = rod
+    spec = read_simplicial(path, materials=mats)
+    assert sorted((pt.name, pt.kind) for pt in spec.parts) == sorted(
+        [("flap", "shell"), ("gadget", "solid"), ("gadget_rods", "rod")]
+        + [("frames", "rod")] * (fmt == "abc"))
+    x0 = rf.mixed_mesh().vertices
+    assert np.allclose(np.sort(spec.vertices[spec.triangles[0]], axis=0),
+                       np.sort(x0[[1, 4, 2]], axis=0), atol=F32)
+    e = [spec.vertices[spec.tets[:, k]] - spec.vertices[spec.tets[:, 0]] for k in (1, 2, 3)]
+    volume = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])).sum() / 6
+    assert volume == pytest.approx(0.1 * 0.1 * 0.1 / 6, rel=1e-5)
+    assert len(spec.rod_edges) == 6 + 2 * (fmt == "abc") and len(spec.triangles) == 1
+
+
+def test_usd_face_subsets_name_the_shell_parts(mixed_moved, tmp_path):
+    stage = Usd.Stage.Open(str(write_usd(tmp_path / "m.usda", mixed_moved)))
+    mesh = UsdGeom.Mesh(stage.GetPrimAtPath("/strandlab/meshes/gadget"))
+    subsets = UsdGeom.Subset.GetGeomSubsets(mesh, UsdGeom.Tokens.face, "part")
+    assert [(s.GetPrim().GetName(), list(s.GetIndicesAttr().Get())) for s in subsets] == [
+        ("flap", [0])]
+    assert UsdGeom.Subset.GetFamilyType(mesh, "part") == UsdGeom.Tokens.nonOverlapping
+    # a recorded scene without the triangles' parts (a run of an earlier version): no subsets
+    meta = dict(mixed_moved.metadata)
+    meta["scene"] = {**meta["scene"], "simplicial": [
+        {k: v for k, v in m.items() if k != "triangle_parts"}
+        for m in meta["scene"]["simplicial"]]}
+    part = next(p for p in extra_parts(replace(mixed_moved, metadata=meta)) if p.kind == "mesh")
+    assert part.subsets == {} and len(part.triangles) == 5
+
+
 # ---------------------------------------------------------------------------------- OBJ, PLY
 def test_obj_and_ply_faces_and_rod_polylines(mixed_moved, tmp_path):
     mixed = mixed_moved
@@ -298,3 +347,25 @@ def test_mesh_indices_follow_the_strands(tmp_path):
     lines = text.splitlines()
     assert lines.index("o strands") < lines.index("o m")
     assert lines[-3:] == ["f 6 7 8", "l 6 7", "l 7 8"]
+
+
+def test_the_shell_parts_runs_are_recorded_and_read(mixed_moved):
+    """``SimplicialSpec.describe`` records the shell triangles' parts as runs; the exporters
+    read them back as the rows of each part, named as prims, and ignore a record that does
+    not add up."""
+    from strandlab.io.selection import _shell_subsets
+    from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder
+
+    x = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0, 0.0]])
+    cloth = ShellMaterial(1e7, 0.3, 1e-3, 1000.0)
+    mb = SimplicialBuilder(x, name="sheet")
+    mb.add_shells([[0, 1, 2], [0, 2, 3]], material=cloth, name="rib 1")
+    mb.add_shells([[1, 4, 2]], material=cloth, name="rib_1")
+    d = mb.build().describe()
+    assert d["triangle_parts"] == [[0, 2], [1, 1]]
+    got = _shell_subsets(d)
+    assert {k: v.tolist() for k, v in got.items()} == {"rib_1": [0, 1], "rib_1_1": [2]}
+    got = _shell_subsets({**d, "triangle_parts": [[0, 1], [1, 1], [0, 1]]})
+    assert {k: v.tolist() for k, v in got.items()} == {"rib_1": [0, 2], "rib_1_1": [1]}
+    for bad in ([[0, 2]], [[0, 2], [2, 1]], [[0, 3], [1, 0]], "x"):
+        assert _shell_subsets({**d, "triangle_parts": bad}) == {}

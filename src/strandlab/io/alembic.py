@@ -13,6 +13,7 @@ Writing (:func:`write_abc`): an Ogawa archive whose top object holds
   triangles and solid boundary faces of a rod/shell/solid mesh; positions sampled), each
   triangle written clockwise, Alembic's winding of a front face (strandlab's are
   counter-clockwise seen from the front; Blender, Maya and Houdini turn them back on reading);
+  a rod/shell/solid mesh's has a face set per shell part, named after the part;
 * ``<mesh>_rods``: a ``Curves`` object of the rod edges of a rod/shell/solid mesh, chained into
   polylines split where rods meet, ``width`` = twice the rod's radius, the user property
   ``vertexIndices`` (the mesh vertex of each curve point).  Alembic has no tetrahedra: the
@@ -112,7 +113,9 @@ class _AbcWriter:
         for part in extra_parts(traj):
             if part.kind == "mesh":
                 if len(part.triangles):
-                    self.meshes.append((part, m.G.OPolyMesh(top, part.name, ts)))
+                    mesh = m.G.OPolyMesh(top, part.name, ts)
+                    self.meshes.append((part, mesh))
+                    self._face_sets(mesh, part.subsets)
                 if len(part.segments):
                     chains = rod_chains(part.segments, part.segment_radii)
                     local = np.concatenate([ch.points for ch in chains])
@@ -129,6 +132,15 @@ class _AbcWriter:
             index = np.stack([origin, origin + 1, origin, origin + 2], axis=1).reshape(-1)
             self.extra_curves.append(_AbcCurves(m, top, part.name, ts, np.full(2 * k, 2),
                                         np.full(4 * k, width), False, index))
+
+    def _face_sets(self, mesh, subsets: dict) -> None:
+        """A face set of ``mesh`` per shell part (``subsets``: name -> triangle rows)."""
+        for name, rows in subsets.items():
+            fs = mesh.getSchema().createFaceSet(name)
+            sample = self.m.G.OFaceSetSchemaSample()
+            sample.setFaces(_ints(self.m, rows))
+            fs.getSchema().set(sample)
+            self.props.append(fs)
 
     def _user_ints(self, c: _AbcCurves, name: str, values) -> None:
         prop = self.m.Abc.OInt32ArrayProperty(c.schema.getUserProperties(), name)

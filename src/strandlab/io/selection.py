@@ -184,7 +184,9 @@ class ExtraPart:
     deformable mesh or a simplicial rod/shell/solid mesh) or ``"points"`` (the 3 points of
     each kinematic frame or rigid body); ``name``.  A mesh has ``triangles`` int [M, 3] (shell
     triangles and solid boundary faces), ``segments`` int [G, 2] (rod edges) with
-    ``segment_radii`` [G] (m) and ``tets`` int [K, 4], all indexing the part's points."""
+    ``segment_radii`` [G] (m) and ``tets`` int [K, 4], all indexing the part's points; a
+    simplicial mesh's ``subsets``: per shell part (by :func:`prim_name` of its name) the rows
+    of its triangles among ``triangles`` (from the run's recorded scene; empty without it)."""
 
     kind: str
     name: str
@@ -194,10 +196,38 @@ class ExtraPart:
     segments: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
     segment_radii: np.ndarray = field(default_factory=lambda: np.zeros(0))
     tets: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+    subsets: dict = field(default_factory=dict)
 
     @property
     def n_points(self) -> int:
         return self.stop - self.start
+
+
+def _shell_subsets(m: dict) -> dict:
+    """Per shell part of the recorded simplicial mesh ``m`` (by :func:`prim_name` of its
+    name, made unique), the rows of its triangles; empty when the record does not say."""
+    try:
+        names = [str(p["name"]) for p in m.get("parts") or []]
+        runs = [(int(k), int(n)) for k, n in m.get("triangle_parts") or []]
+    except (TypeError, KeyError, ValueError):
+        return {}
+    if sum(n for _, n in runs) != m.get("triangles") or \
+            any(not 0 <= k < len(names) or n <= 0 for k, n in runs):
+        return {}
+    rows: dict = {}
+    a = 0
+    for k, n in runs:
+        rows.setdefault(k, []).append(np.arange(a, a + n))
+        a += n
+    out, used = {}, set()
+    for k in sorted(rows):
+        base = prim_name(names[k])
+        unique, j = base, 1
+        while unique in used:
+            unique, j = f"{base}_{j}", j + 1
+        used.add(unique)
+        out[unique] = np.concatenate(rows[k])
+    return out
 
 
 def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
@@ -209,24 +239,25 @@ def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
         meshes = [(str(m.get("name") or f"mesh_{k}"), int(m["n_vertices"]))
                   for k, m in enumerate(scene.get("meshes") or [])]
         nb = len(scene.get("bodies") or [])
-        simplicial = [(str(m.get("name") or f"simplicial_{k}"), int(m["vertices"]))
-                      for k, m in enumerate(scene.get("simplicial") or [])]
+        simplicial = [(str(m.get("name") or f"simplicial_{k}"), int(m["vertices"]),
+                       _shell_subsets(m)) for k, m in enumerate(scene.get("simplicial") or [])]
     except (TypeError, KeyError, ValueError, AttributeError):
         return None
-    if 3 * nf + sum(n for _, n in meshes + simplicial) + 3 * nb != n_extra:
+    if 3 * nf + sum(n for _, n in meshes) + sum(n for _, n, _ in simplicial) + 3 * nb \
+            != n_extra:
         return None
     parts, k = [], 0
     if nf:
-        parts.append(("points", "frames", 0, 3 * nf))
+        parts.append(("points", "frames", 0, 3 * nf, {}))
         k = 3 * nf
     for name, n in meshes:
-        parts.append(("mesh", name, k, k + n))
+        parts.append(("mesh", name, k, k + n, {}))
         k += n
     if nb:
-        parts.append(("points", "bodies", k, k + 3 * nb))
+        parts.append(("points", "bodies", k, k + 3 * nb, {}))
         k += 3 * nb
-    for name, n in simplicial:
-        parts.append(("mesh", name, k, k + n))
+    for name, n, subsets in simplicial:
+        parts.append(("mesh", name, k, k + n, subsets))
         k += n
     return parts
 
@@ -254,9 +285,9 @@ def extra_parts(traj) -> list[ExtraPart]:
     if parts is None:
         cells = len(tri) + len(seg) + len(tets)
         parts = [("mesh" if cells else "points", "extra_mesh" if cells else "extra_points",
-                  0, n)]
+                  0, n, {})]
     out, used = [], set()
-    for kind, name, a, b in parts:
+    for kind, name, a, b, subsets in parts:
         base = prim_name(name)
         unique, k = base, 1
         while unique in used:
@@ -267,7 +298,7 @@ def extra_parts(traj) -> list[ExtraPart]:
             continue
         local_seg, inside = _local(seg, a, b)
         out.append(ExtraPart(kind, unique, a, b, _local(tri, a, b)[0], local_seg,
-                             seg_r[inside], _local(tets, a, b)[0]))
+                             seg_r[inside], _local(tets, a, b)[0], subsets))
     return out
 
 

@@ -15,7 +15,9 @@ Writing (:func:`write_usd`): one stage, its default prim ``/strandlab`` an Xform
   the last edge's);
 * ``/strandlab/meshes/<name>``: a ``Mesh`` prim per mesh of the scene (triangles: a deformable
   mesh's, or the shell triangles and solid boundary faces of a rod/shell/solid mesh; points
-  time-sampled);
+  time-sampled); a rod/shell/solid mesh's has a face ``GeomSubset`` per shell part, named after
+  the part (family ``"part"``, non-overlapping: Houdini's primitive groups; reading the file
+  back, a material names the part's faces by that name, :mod:`.usd_parts`);
 * ``/strandlab/tetmeshes/<name>_tets``: a ``TetMesh`` prim per rod/shell/solid mesh with solids
   (``tetVertexIndices``, ``surfaceFaceVertexIndices``: the boundary faces, outwards;
   ``orientation = rightHanded``; ``purpose = guide``, as it shares its surface with the Mesh);
@@ -53,10 +55,13 @@ from .selection import (
     strand_groups,
 )
 
-__all__ = ["write_usd", "read_usd_strands", "UP_AXES", "open_stage", "read_curves",
-           "pxr_modules", "world_points", "world_transform"]
+__all__ = ["write_usd", "read_usd_strands", "UP_AXES", "PART_FAMILY", "open_stage",
+           "read_curves", "pxr_modules", "world_points", "world_transform"]
 
 UP_AXES = ("Z", "Y")
+
+#: The family name of the face subsets that label a rod/shell/solid mesh's shell parts.
+PART_FAMILY = "part"
 #: Coordinates of strandlab's z-up world in a y-up file: (x, y, z) -> (x, z, -y).
 Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
@@ -161,6 +166,10 @@ class _UsdWriter:
             m.CreateFaceVertexIndicesAttr(Vt.IntArray.FromNumpy(
                 part.triangles.reshape(-1).astype(np.int32)))
             m.CreateSubdivisionSchemeAttr(G.Tokens.none)
+            for name, rows in part.subsets.items():      # a face subset per shell part
+                G.Subset.CreateGeomSubset(m, name, G.Tokens.face,
+                                          Vt.IntArray.FromNumpy(rows.astype(np.int32)),
+                                          PART_FAMILY, G.Tokens.nonOverlapping)
             out.append((m, None))
         if len(part.tets):
             out.append((self._define_tets(part), None))

@@ -470,10 +470,18 @@ class SimplicialSpec:
                        f"{', '.join(p.name for p in self.parts)}")
 
     def describe(self) -> dict:
+        """A JSON summary (for trajectories' metadata): counts, the parts, the shell
+        triangles' parts as runs (``triangle_parts``: ``[part, count]`` pairs in the order of
+        the triangles; the exporters' face subsets) and the connections."""
+        tp = np.asarray(self.triangle_part, dtype=np.int64)
+        cut = np.flatnonzero(np.diff(tp)) + 1
+        starts = np.r_[0, cut] if len(tp) else np.zeros(0, np.int64)
+        runs = [[int(tp[a]), int(n)] for a, n in zip(starts, np.diff(np.r_[starts, len(tp)]))]
         return {"name": self.name, "vertices": self.n_vertices,
                 "rod_edges": len(self.rod_edges), "triangles": len(self.triangles),
                 "tetrahedra": len(self.tets),
                 "parts": [{"name": p.name, "kind": p.kind} for p in self.parts],
+                "triangle_parts": runs,
                 "connections": [{"kind": c.kind, "parts": list(c.parts), "mode": c.mode}
                                 for c in self.connections]}
 
