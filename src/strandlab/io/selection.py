@@ -219,15 +219,19 @@ def _shell_subsets(m: dict) -> dict:
     for k, n in runs:
         rows.setdefault(k, []).append(np.arange(a, a + n))
         a += n
-    out, used = {}, set()
-    for k in sorted(rows):
-        base = prim_name(names[k])
-        unique, j = base, 1
-        while unique in used:
-            unique, j = f"{base}_{j}", j + 1
-        used.add(unique)
-        out[unique] = np.concatenate(rows[k])
-    return out
+    used: set = set()
+    return {_unique_prim_name(names[k], used): np.concatenate(rows[k]) for k in sorted(rows)}
+
+
+def _unique_prim_name(text: str, used: set) -> str:
+    """:func:`prim_name` of ``text``, with ``_1``, ``_2`` ... appended until it is not in
+    ``used``, to which it is added."""
+    base = prim_name(text)
+    unique, k = base, 1
+    while unique in used:
+        unique, k = f"{base}_{k}", k + 1
+    used.add(unique)
+    return unique
 
 
 def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
@@ -288,11 +292,7 @@ def extra_parts(traj) -> list[ExtraPart]:
                   0, n, {})]
     out, used = [], set()
     for kind, name, a, b, subsets in parts:
-        base = prim_name(name)
-        unique, k = base, 1
-        while unique in used:
-            unique, k = f"{base}_{k}", k + 1
-        used.add(unique)
+        unique = _unique_prim_name(name, used)
         if kind != "mesh":
             out.append(ExtraPart(kind, unique, a, b, np.zeros((0, 3), np.int64)))
             continue
