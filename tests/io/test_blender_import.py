@@ -216,27 +216,30 @@ def _check_mesh(o, traj, frame: int, k: int, first: int = 0):
     assert _faces(geo["faces"]) == _faces(tri)          # the same triangles, facing out
 
 
-def _check_rods(o, traj, frame: int, k: int):
-    geo = o["frames"][str(frame)]
-    assert geo["curve_sizes"] == [3, 2, 2, 3]
-    idx = np.concatenate([c for c, _ in rf.MIXED_CHAINS])
-    assert np.allclose(geo["positions"], traj.extra_points[k][MESH][idx], rtol=0, atol=F32)
-    assert np.allclose(geo["radius"], np.repeat([rf.THIN] * 3 + [rf.THICK], [3, 2, 2, 3]),
-                       rtol=1e-6)
+def _check_rods(objs, traj, frame: int, k: int):
+    """Each rod part a curves object of its own: ``thin`` (3 curves) and ``thick`` (1)."""
+    for name, radius in (("thin", rf.THIN), ("thick", rf.THICK)):
+        geo = objs[name]["frames"][str(frame)]
+        chains = [c for c, r in rf.MIXED_CHAINS if r == radius]
+        assert geo["curve_sizes"] == [len(c) for c in chains]
+        idx = np.concatenate(chains)
+        assert np.allclose(geo["positions"], traj.extra_points[k][MESH][idx], rtol=0, atol=F32)
+        assert np.allclose(geo["radius"], radius, rtol=1e-6)
 
 
 def test_mixed_mesh_usd(seen, runs):
-    """The Mesh prim is a mesh object, the rods a curves object; the TetMesh (purpose guide)
-    is not imported by default; the frame's points are a point cloud."""
+    """The Mesh prim is a mesh object, each rod part a curves object; the TetMesh (purpose
+    guide) is not imported by default; the frame's points are a point cloud."""
     r, traj = seen["mixed_usd"], runs["mixed"]
     objs = _objects(r)
     geometry = {n: o["type"] for n, o in objs.items() if o["type"] != "EMPTY"}
-    assert geometry == {"gadget": "MESH", "gadget_rods": "CURVES", "frames": "POINTCLOUD"}
+    assert geometry == {"gadget": "MESH", "thin": "CURVES", "thick": "CURVES",
+                        "frames": "POINTCLOUD"}
     empties = {n for n, o in objs.items() if o["type"] == "EMPTY"}
     assert empties == {"strandlab", "strands", "meshes", "points", "rods", "tetmeshes"}
     for f in (0, 3):
         _check_mesh(objs["gadget"], traj, f, f)
-        _check_rods(objs["gadget_rods"], traj, f, f)
+        _check_rods(objs, traj, f, f)
         assert np.allclose(objs["frames"]["frames"][str(f)]["positions"],
                            traj.extra_points[f][:3], atol=F32)
 
@@ -245,9 +248,9 @@ def test_mixed_mesh_alembic(seen, runs):
     r, traj = seen["mixed_abc"], runs["mixed"]
     objs = _objects(r)
     assert {n: o["type"] for n, o in objs.items()} == {
-        "gadget": "MESH", "gadget_rods": "CURVES", "frames": "CURVES"}
+        "gadget": "MESH", "thin": "CURVES", "thick": "CURVES", "frames": "CURVES"}
     _check_mesh(objs["gadget"], traj, 3, 3)
-    _check_rods(objs["gadget_rods"], traj, 3, 3)
+    _check_rods(objs, traj, 3, 3)
 
 
 @pytest.mark.parametrize("fmt", ["mixed_obj", "mixed_ply"])

@@ -14,7 +14,7 @@ import run_fixtures as rf
 from pxr import Usd, UsdGeom  # usd-core: in the test extra
 from test_export import _parse_ply
 
-from strandlab.io.alembic import write_abc
+from strandlab.io.alembic import AXES_PROPERTY, write_abc
 from strandlab.io.export import FrameMesh, export_frames, write_obj_polylines, write_ply_polylines
 from strandlab.io.selection import RodChain, extra_parts, rod_chains
 from strandlab.io.store import TrajectoryWriter
@@ -145,8 +145,15 @@ def test_rod_chains_split_at_junctions_and_radius_changes(mixed_moved):
 
 
 # ---------------------------------------------------------------------------------- USD
-def _chain_index():
-    return np.concatenate([c for c, _ in rf.MIXED_CHAINS])
+def _chain_index(part: str | None = None):
+    """The mesh vertex of each point of the rod curves (of the part ``"thin"`` or ``"thick"``,
+    or of both)."""
+    radius = {"thin": rf.THIN, "thick": rf.THICK}.get(part)
+    return np.concatenate([c for c, r in rf.MIXED_CHAINS if radius in (None, r)])
+
+
+#: Each rod part's curves of :func:`run_fixtures.mixed_mesh`: vertices per curve and radius.
+ROD_CURVES = {"thin": ([3, 2, 2], rf.THIN), "thick": ([3], rf.THICK)}
 
 
 @pytest.mark.parametrize("source, up", [("moved", "Z"), ("moved", "Y"), ("run", "Z")])
@@ -165,19 +172,24 @@ def test_usd_mesh_tetmesh_and_rods(request, tmp_path, source, up):
     assert sorted(map(tuple, faces)) == sorted(map(tuple, tri[1:]))     # the Mesh's solid faces
     assert tet.GetOrientationAttr().Get() == UsdGeom.Tokens.rightHanded
     assert tet.GetPurposeAttr().Get() == UsdGeom.Tokens.guide
-    rods = UsdGeom.BasisCurves(stage.GetPrimAtPath("/strandlab/rods/gadget_rods"))
-    assert list(rods.GetCurveVertexCountsAttr().Get()) == [3, 2, 2, 3]
-    idx = np.asarray(rods.GetPrim().GetAttribute("strandlab:vertexIndices").Get())
-    assert np.array_equal(idx, _chain_index())
-    widths = np.asarray(rods.GetWidthsAttr().Get())
-    assert np.allclose(widths, 2 * np.repeat([rf.THIN] * 3 + [rf.THICK], [3, 2, 2, 3]))
+    # a curves prim per rod part, named after it
+    assert [c.GetName() for c in stage.GetPrimAtPath("/strandlab/rods").GetChildren()] == [
+        "thin", "thick"]
     frames = UsdGeom.Points(stage.GetPrimAtPath("/strandlab/points/frames"))
+    for name, (counts, radius) in ROD_CURVES.items():
+        rods = UsdGeom.BasisCurves(stage.GetPrimAtPath(f"/strandlab/rods/{name}"))
+        assert list(rods.GetCurveVertexCountsAttr().Get()) == counts
+        idx = np.asarray(rods.GetPrim().GetAttribute("strandlab:vertexIndices").Get())
+        assert np.array_equal(idx, _chain_index(name))
+        assert np.allclose(np.asarray(rods.GetWidthsAttr().Get()), 2 * radius)
+        for k in (0, 3):
+            extra = mixed.extra_points[k] @ axes.T
+            assert np.allclose(rods.GetPointsAttr().Get(k), extra[MESH][idx], atol=F32)
     for k in (0, 3):
         extra = mixed.extra_points[k] @ axes.T
         tc = Usd.TimeCode(k)
         assert np.allclose(mesh.GetPointsAttr().Get(tc), extra[MESH], atol=F32)
         assert np.allclose(tet.GetPointsAttr().Get(tc), extra[MESH], atol=F32)
-        assert np.allclose(rods.GetPointsAttr().Get(tc), extra[MESH][idx], atol=F32)
         assert np.allclose(frames.GetPointsAttr().Get(tc), extra[:3], atol=F32)
     assert np.abs(mixed.extra_points[3][MESH] - mixed.extra_points[0][MESH]).max() > 1e-3
 
@@ -206,7 +218,7 @@ def test_alembic_polymesh_and_rods(mixed_moved, tmp_path):
     p = write_abc(tmp_path / "m.abc", mixed)
     top = abc.Abc.IArchive(str(p)).getTop()
     objs = {top.getChild(i).getName(): top.getChild(i) for i in range(top.getNumChildren())}
-    assert set(objs) == {"frames", "gadget", "gadget_rods"}
+    assert set(objs) == {"frames", "gadget", "thin", "thick"}
     G, wrap = abc.AbcGeom, abc.Abc.WrapExistingFlag.kWrapExisting
     for k in (0, 3):
         sel = abc.Abc.ISampleSelector(k / rf.FPS)
@@ -215,24 +227,31 @@ def test_alembic_polymesh_and_rods(mixed_moved, tmp_path):
         assert np.allclose(np.array(memoryview(ms.getPositions())), extra[MESH], atol=F32)
         faces = np.array(list(ms.getFaceIndices())).reshape(-1, 3)
         assert np.array_equal(faces, (mixed.extra_triangles - 3)[:, ::-1])   # clockwise
-        rods = G.ICurves(objs["gadget_rods"], wrap).getSchema()
-        rs = rods.getValue(sel)
-        assert list(rs.getCurvesNumVertices()) == [3, 2, 2, 3]
-        assert np.allclose(np.array(memoryview(rs.getPositions())),
-                           extra[MESH][_chain_index()], atol=F32)
-    widths = list(rods.getWidthsParam().getExpandedValue().getVals())
-    assert np.allclose(widths, 2 * np.repeat([rf.THIN] * 3 + [rf.THICK], [3, 2, 2, 3]))
-    user = rods.getUserProperties()
-    got = list(abc.Abc.IInt32ArrayProperty(user, "vertexIndices").getValue())
-    assert got == _chain_index().tolist()
+        for name, (counts, _) in ROD_CURVES.items():
+            rs = G.ICurves(objs[name], wrap).getSchema().getValue(sel)
+            assert list(rs.getCurvesNumVertices()) == counts
+            assert np.allclose(np.array(memoryview(rs.getPositions())),
+                               extra[MESH][_chain_index(name)], atol=F32)
+    for name, (_, radius) in ROD_CURVES.items():
+        rods = G.ICurves(objs[name], wrap).getSchema()
+        assert np.allclose(list(rods.getWidthsParam().getExpandedValue().getVals()), 2 * radius)
+        user = rods.getUserProperties()
+        got = list(abc.Abc.IInt32ArrayProperty(user, "vertexIndices").getValue())
+        assert got == _chain_index(name).tolist()
+    # the frame's axes: two segments, marked as such; read as strands, the rods only
+    user = G.ICurves(objs["frames"], wrap).getSchema().getUserProperties()
+    assert list(abc.Abc.IInt32ArrayProperty(user, AXES_PROPERTY).getValue()) == [0, 0]
+    assert np.diff(read_strands(p).offsets).tolist() == [3, 2, 2, 3]
 
 
 # ---------------------------------------------------------------------------------- read back
 @pytest.mark.parametrize("fmt", ["usda", "abc"])
 def test_exports_read_back_as_the_labelled_mesh(mixed_moved, tmp_path, fmt):
-    """A run's USD or Alembic export, read as a labelled mesh: the shell part's face subset
-    (face set) names its faces, the mesh keeps the solid's surface, filled again, and the
-    rods are one curve part; at the first frame, the scene's mesh."""
+    """A run's USD or Alembic export, read as a labelled mesh with the scene's own part names:
+    the shell part's and the solid part's face subsets (face sets) name their faces (the
+    solid's closed surface filled with tetrahedra again), each rod part is its curves, the
+    frame's axes are skipped; at the first frame, the scene's mesh.  Named by the mesh's name,
+    the solid's faces stay the mesh's part."""
     from strandlab.io.simplicial import read_simplicial
     from strandlab.sim.material import Material
     from strandlab.sim.simplicial import ShellMaterial, SolidMaterial
@@ -241,37 +260,56 @@ def test_exports_read_back_as_the_labelled_mesh(mixed_moved, tmp_path, fmt):
     path = write(tmp_path / f"m.{fmt}", mixed_moved)
     shell = ShellMaterial(1e7, 0.3, 1e-3, 1000.0)
     solid = SolidMaterial(1e6, 0.3, 1000.0)
-    rod = Material(young_modulus=1e8, density=1000.0, radius=rf.THIN)
-    mats = {"flap": shell, "gadget": solid, "gadget_rods": rod}
-    if fmt == "abc":           # Alembic's frame axes are curves (USD's are Points): rods too
-        mats["frames"] = rod
-    spec = read_simplicial(path, materials=mats)
-    assert sorted((pt.name, pt.kind) for pt in spec.parts) == sorted(
-        [("flap", "shell"), ("gadget", "solid"), ("gadget_rods", "rod")]
-        + [("frames", "rod")] * (fmt == "abc"))
+    thin, thick = (Material(young_modulus=1e8, density=1000.0, radius=r)
+                   for r in (rf.THIN, rf.THICK))
+    spec = read_simplicial(path, materials={"flap": shell, "block": solid, "thin": thin,
+                                            "thick": thick})
+    assert sorted((pt.name, pt.kind) for pt in spec.parts) == [
+        ("block", "solid"), ("flap", "shell"), ("thick", "rod"), ("thin", "rod")]
     x0 = rf.mixed_mesh().vertices
     assert np.allclose(np.sort(spec.vertices[spec.triangles[0]], axis=0),
                        np.sort(x0[[1, 4, 2]], axis=0), atol=F32)
     e = [spec.vertices[spec.tets[:, k]] - spec.vertices[spec.tets[:, 0]] for k in (1, 2, 3)]
     volume = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])).sum() / 6
     assert volume == pytest.approx(0.1 * 0.1 * 0.1 / 6, rel=1e-5)
-    assert len(spec.rod_edges) == 6 + 2 * (fmt == "abc") and len(spec.triangles) == 1
+    assert len(spec.triangles) == 1
+    for name, want in (("thin", [[3, 5], [5, 6], [6, 7], [6, 8]]), ("thick", [[8, 9], [9, 10]])):
+        edges = spec.rod_edges[spec.rod_part == spec.part_index(name)]
+        got = sorted(sorted(map(tuple, np.round(spec.vertices[edge], 6).tolist()))
+                     for edge in edges)
+        assert got == sorted(sorted(map(tuple, np.round(x0[edge], 6).tolist()))
+                             for edge in want), name
+    spec = read_simplicial(path, materials={"flap": shell, "gadget": solid, "thin": thin,
+                                            "thick": thick})
+    assert sorted(pt.name for pt in spec.parts if pt.kind == "solid") == ["gadget"]
 
 
-def test_usd_face_subsets_name_the_shell_parts(mixed_moved, tmp_path):
+def _without(traj, *keys):
+    """``traj`` with its recorded simplicial meshes lacking the record's ``keys`` (a run of
+    an earlier version)."""
+    meta = dict(traj.metadata)
+    meta["scene"] = {**meta["scene"], "simplicial": [
+        {k: v for k, v in m.items() if k not in keys} for m in meta["scene"]["simplicial"]]}
+    return replace(traj, metadata=meta)
+
+
+def test_usd_face_subsets_name_the_shell_and_solid_parts(mixed_moved, tmp_path):
     stage = Usd.Stage.Open(str(write_usd(tmp_path / "m.usda", mixed_moved)))
     mesh = UsdGeom.Mesh(stage.GetPrimAtPath("/strandlab/meshes/gadget"))
     subsets = UsdGeom.Subset.GetGeomSubsets(mesh, UsdGeom.Tokens.face, "part")
     assert [(s.GetPrim().GetName(), list(s.GetIndicesAttr().Get())) for s in subsets] == [
-        ("flap", [0])]
+        ("block", [1, 2, 3, 4]), ("flap", [0])]                   # in the parts' order
     assert UsdGeom.Subset.GetFamilyType(mesh, "part") == UsdGeom.Tokens.nonOverlapping
-    # a recorded scene without the triangles' parts (a run of an earlier version): no subsets
-    meta = dict(mixed_moved.metadata)
-    meta["scene"] = {**meta["scene"], "simplicial": [
-        {k: v for k, v in m.items() if k != "triangle_parts"}
-        for m in meta["scene"]["simplicial"]]}
-    part = next(p for p in extra_parts(replace(mixed_moved, metadata=meta)) if p.kind == "mesh")
-    assert part.subsets == {} and len(part.triangles) == 5
+    # a recorded scene without the cells' parts (a run of an earlier version): no subsets,
+    # the rods one curves prim
+    old = _without(mixed_moved, "triangle_parts", "surface_parts", "edge_parts")
+    part = next(p for p in extra_parts(old) if p.kind == "mesh")
+    assert part.subsets == {} and part.rods == {} and len(part.triangles) == 5
+    stage = Usd.Stage.Open(str(write_usd(tmp_path / "old.usda", old)))
+    assert [c.GetName() for c in stage.GetPrimAtPath("/strandlab/rods").GetChildren()] == [
+        "gadget_rods"]
+    part = next(p for p in extra_parts(_without(mixed_moved, "triangle_parts")) if p.kind == "mesh")
+    assert {k: v.tolist() for k, v in part.subsets.items()} == {"block": [1, 2, 3, 4]}
 
 
 # ---------------------------------------------------------------------------------- OBJ, PLY
@@ -349,23 +387,69 @@ def test_mesh_indices_follow_the_strands(tmp_path):
     assert lines[-3:] == ["f 6 7 8", "l 6 7", "l 7 8"]
 
 
-def test_the_shell_parts_runs_are_recorded_and_read(mixed_moved):
-    """``SimplicialSpec.describe`` records the shell triangles' parts as runs; the exporters
-    read them back as the rows of each part, named as prims, and ignore a record that does
-    not add up."""
-    from strandlab.io.selection import _shell_subsets
-    from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder
+def test_the_parts_runs_are_recorded_and_read():
+    """``SimplicialSpec.describe`` records the parts of the shell triangles, the solids'
+    boundary faces and the rod edges as runs; the exporters read them back as the rows of
+    each part, named as prims (rod curves unique among the file's names), and ignore a record
+    that does not add up."""
+    from strandlab.io.selection import _part_cells
+    from strandlab.sim.material import Material
+    from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder, SolidMaterial
 
-    x = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0, 0.0]])
+    x = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0, 0.0], [0, 0, 1.0],
+                  [1, 0, -1.0]])
     cloth = ShellMaterial(1e7, 0.3, 1e-3, 1000.0)
+    jelly = SolidMaterial(1e6, 0.3, 1000.0)
+    wire = Material(young_modulus=1e8, density=1000.0, radius=1e-3)
     mb = SimplicialBuilder(x, name="sheet")
     mb.add_shells([[0, 1, 2], [0, 2, 3]], material=cloth, name="rib 1")
+    mb.add_rods([[3, 5]], material=wire, name="stem")
     mb.add_shells([[1, 4, 2]], material=cloth, name="rib_1")
-    d = mb.build().describe()
-    assert d["triangle_parts"] == [[0, 2], [1, 1]]
-    got = _shell_subsets(d)
-    assert {k: v.tolist() for k, v in got.items()} == {"rib_1": [0, 1], "rib_1_1": [2]}
-    got = _shell_subsets({**d, "triangle_parts": [[0, 1], [1, 1], [0, 1]]})
-    assert {k: v.tolist() for k, v in got.items()} == {"rib_1": [0, 2], "rib_1_1": [1]}
-    for bad in ([[0, 2]], [[0, 2], [2, 1]], [[0, 3], [1, 0]], "x"):
-        assert _shell_subsets({**d, "triangle_parts": bad}) == {}
+    mb.add_solids([[0, 1, 3, 5]], material=jelly, name="lump")
+    mb.add_solids([[0, 3, 1, 6]], material=jelly, name="lump 2")
+    mb.add_rods([[4, 6], [2, 4]], material=wire, name="stem 1")
+    spec = mb.build()
+    d = spec.describe()
+    assert d["triangle_parts"] == [[0, 2], [2, 1]]
+    assert d["edge_parts"] == [[1, 1], [5, 2]]
+    # the two tetrahedra share the face 0-1-3: three boundary faces each, after the shells'
+    n_faces = len(spec.surface_triangles())
+    face_part = np.repeat(*np.array(d["surface_parts"]).T)
+    assert n_faces == 9 and sorted(face_part.tolist()) == [3, 3, 3, 4, 4, 4]
+    used = {"stem"}
+    subsets, rods = _part_cells(d, n_faces, 3, used)
+    assert {k: v.tolist() for k, v in subsets.items()} == {
+        "rib_1": [0, 1], "rib_1_1": [2], "lump": (3 + np.flatnonzero(face_part == 3)).tolist(),
+        "lump_2": (3 + np.flatnonzero(face_part == 4)).tolist()}
+    assert {k: v.tolist() for k, v in rods.items()} == {"stem_1": [0], "stem_1_1": [1, 2]}
+    assert used == {"stem", "stem_1", "stem_1_1"}
+    subsets, _ = _part_cells({**d, "triangle_parts": [[0, 1], [2, 1], [0, 1]]}, n_faces, 3, set())
+    assert subsets["rib_1"].tolist() == [0, 2] and subsets["rib_1_1"].tolist() == [1]
+    for key, bad in (("triangle_parts", [[0, 2]]), ("triangle_parts", [[0, 2], [7, 1]]),
+                     ("triangle_parts", [[0, 3], [2, 0]]), ("triangle_parts", "x"),
+                     ("surface_parts", [[3, 3]]), ("edge_parts", [[1, 2]])):
+        subsets, rods = _part_cells({**d, key: bad}, n_faces, 3, set())
+        names = {"triangle_parts": {"rib_1", "rib_1_1"}, "surface_parts": {"lump", "lump_2"},
+                 "edge_parts": set()}[key]
+        assert not names & set(subsets), (key, bad)
+        assert (rods == {}) == (key == "edge_parts"), (key, bad)
+    assert _part_cells({}, 5, 0, set()) == ({}, {})
+
+
+def test_rod_curves_are_named_apart_from_the_files_other_names(mixed_moved):
+    """A rod part named like a strand group or another extra part gets ``_1`` appended: one
+    name per prim or object (Blender's object names are global)."""
+    meta = dict(mixed_moved.metadata)
+    rec = dict(meta["scene"]["simplicial"][0])
+    rec["parts"] = [{**p, "name": {"thin": "strands", "thick": "frames"}.get(p["name"],
+                                                                           p["name"])}
+                    for p in rec["parts"]]
+    meta["scene"] = {**meta["scene"], "simplicial": [rec]}
+    n = len(mixed_moved.times)
+    traj = replace(mixed_moved, metadata=meta, positions=np.zeros((n, 2, 3)),
+                   strand_offsets=np.array([0, 2]), edge_offsets=np.array([0, 1]),
+                   closed=np.array([False]), radii=np.array([1e-3]),
+                   vertex_radii=np.array([1e-3, 1e-3]), d1=np.zeros((n, 1, 3)))
+    (mesh,) = [p for p in extra_parts(traj) if p.kind == "mesh"]
+    assert {k: v.tolist() for k, v in mesh.rods.items()} == {"strands_1": [0, 1, 2, 3],
+                                                             "frames_1": [4, 5]}

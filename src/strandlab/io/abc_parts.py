@@ -4,7 +4,8 @@ labelled rod/shell/solid mesh.
 Each ``PolyMesh`` object is a part (its faces: a shell's triangles, or a solid's closed surface;
 polygons cut into fans of triangles from their first corner, a polygon whose fan would fold
 refused) and each ``Curves`` object of type linear a part (its curves: a rod's edges; a
-periodic curve closed), named by the object's full name (its path, ``/Banner/Plane``).  Points
+periodic curve closed), named by the object's full name (its path, ``/Banner/Plane``); the
+axes of kinematic frames and bodies that strandlab's exports draw as curves are skipped.  Points
 are read at each object's first sample, placed by the transforms of the ``Xform`` objects above
 it.  Alembic's front faces wind clockwise: every polygon is reversed (and not, under a
 mirroring transform), so that a shell faces the way it was modelled.  Alembic has no up axis
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .alembic import open_archive, read_curves, walk
+from .alembic import is_axes, open_archive, read_curves, walk
 from .mesh_parts import FileParts, check_finite, curves_part, face_subset, faces_part
 
 __all__ = ["read_abc_parts"]
@@ -80,7 +81,7 @@ def read_abc_parts(path) -> FileParts:
         if m.G.IPolyMesh.matches(md):
             x, part, faces = _mesh_part(m, obj, sel, xf, start, p)
             subsets.update(faces)
-        elif m.G.ICurves.matches(md):
+        elif m.G.ICurves.matches(md) and not is_axes(m, obj):
             x, part = _curve_part(m, obj, sel, xf, start, p)
         else:
             return

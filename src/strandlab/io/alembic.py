@@ -13,13 +13,17 @@ Writing (:func:`write_abc`): an Ogawa archive whose top object holds
   triangles and solid boundary faces of a rod/shell/solid mesh; positions sampled), each
   triangle written clockwise, Alembic's winding of a front face (strandlab's are
   counter-clockwise seen from the front; Blender, Maya and Houdini turn them back on reading);
-  a rod/shell/solid mesh's has a face set per shell part, named after the part;
-* ``<mesh>_rods``: a ``Curves`` object of the rod edges of a rod/shell/solid mesh, chained into
-  polylines split where rods meet, ``width`` = twice the rod's radius, the user property
-  ``vertexIndices`` (the mesh vertex of each curve point).  Alembic has no tetrahedra: the
-  solids are their boundary faces in the PolyMesh;
+  a rod/shell/solid mesh's has a face set per shell part (its triangles) and per solid part
+  (its boundary faces), named after the part;
+* ``<part>``: a ``Curves`` object per rod part of a rod/shell/solid mesh, named as the USD
+  export's rod prims (:mod:`.usd`), its edges chained into polylines split where rods meet,
+  ``width`` = twice the rod's radius, the user property ``vertexIndices`` (the mesh vertex of
+  each curve point).  Alembic has no tetrahedra: the solids are their boundary faces in the
+  PolyMesh;
 * ``frames`` / ``bodies``: ``Curves`` objects of two segments per kinematic frame or rigid
-  body, from its origin to the tips of its first two axes.
+  body, from its origin to the tips of its first two axes, with the user property
+  ``strandlabAxes`` (the frame or body of each segment), by which reading the file as a
+  labelled mesh skips them (:mod:`.abc_parts`).
 
 Samples use one uniform time sampling: frame ``k`` at ``k / fps`` seconds (``fps`` the run's
 frame rate).  Alembic has no up-axis field and Maya, Houdini and Blender read Alembic as
@@ -27,8 +31,8 @@ y-up: by default (``up_axis="Y"``) the coordinates are turned from strandlab's z
 ``(x, y, z) -> (x, z, -y)``, so that scenes stand upright there; ``up_axis="Z"`` writes them
 unchanged.  Units: metres (one file unit = 1 m).  Positions are 32-bit floats.
 
-Reading (:func:`read_abc_strands`): every ``Curves`` object, with the transforms of the
-``Xform`` objects above it, at a time.
+Reading (:func:`read_abc_strands`): every ``Curves`` object but the frames' and bodies' axes,
+with the transforms of the ``Xform`` objects above it, at a time.
 """
 from __future__ import annotations
 
@@ -48,7 +52,11 @@ from .selection import (
 )
 from .usd import Z_TO_Y, check_up_axis, to_file_axes
 
-__all__ = ["write_abc", "read_abc_strands", "abc_modules", "open_archive", "walk", "read_curves"]
+__all__ = ["write_abc", "read_abc_strands", "abc_modules", "open_archive", "walk", "read_curves",
+           "is_axes", "AXES_PROPERTY"]
+
+#: The user property of the ``Curves`` objects that draw kinematic frames' and bodies' axes.
+AXES_PROPERTY = "strandlabAxes"
 
 
 def abc_modules() -> SimpleNamespace:
@@ -117,21 +125,27 @@ class _AbcWriter:
                     self.meshes.append((part, mesh))
                     self._face_sets(mesh, part.subsets)
                 if len(part.segments):
-                    chains = rod_chains(part.segments, part.segment_radii)
-                    local = np.concatenate([ch.points for ch in chains])
-                    c = _AbcCurves(m, top, f"{part.name}_rods", ts,
-                                   np.array([len(ch.points) for ch in chains]),
-                                   np.concatenate([np.full(len(ch.points), 2 * ch.radius)
-                                                   for ch in chains]),
-                                   False, part.start + local)
-                    self._user_ints(c, "vertexIndices", local)
-                    self.extra_curves.append(c)
+                    groups = part.rods or {f"{part.name}_rods": np.arange(len(part.segments))}
+                    for name, rows in groups.items():
+                        self._rods(top, ts, part, name, rows)
                 continue
             k = (part.stop - part.start) // 3
             origin = part.start + 3 * np.arange(k)
             index = np.stack([origin, origin + 1, origin, origin + 2], axis=1).reshape(-1)
-            self.extra_curves.append(_AbcCurves(m, top, part.name, ts, np.full(2 * k, 2),
-                                        np.full(4 * k, width), False, index))
+            c = _AbcCurves(m, top, part.name, ts, np.full(2 * k, 2), np.full(4 * k, width),
+                           False, index)
+            self._user_ints(c, AXES_PROPERTY, np.repeat(np.arange(k), 2))
+            self.extra_curves.append(c)
+
+    def _rods(self, top, ts: int, part, name: str, rows: np.ndarray) -> None:
+        """The ``Curves`` object ``name`` of the rod edges ``rows`` of ``part``."""
+        chains = rod_chains(part.segments[rows], part.segment_radii[rows])
+        local = np.concatenate([ch.points for ch in chains])
+        c = _AbcCurves(self.m, top, name, ts, np.array([len(ch.points) for ch in chains]),
+                       np.concatenate([np.full(len(ch.points), 2 * ch.radius) for ch in chains]),
+                       False, part.start + local)
+        self._user_ints(c, "vertexIndices", local)
+        self.extra_curves.append(c)
 
     def _face_sets(self, mesh, subsets: dict) -> None:
         """A face set of ``mesh`` per shell part (``subsets``: name -> triangle rows)."""
@@ -221,6 +235,13 @@ def read_curves(m, obj, sel, xf: np.ndarray, label: str):
     return pts, counts, closed, widths, order
 
 
+def is_axes(m, obj) -> bool:
+    """Whether the ``Curves`` object ``obj`` draws kinematic frames' or bodies' axes (the
+    :data:`AXES_PROPERTY` of :func:`write_abc`): not strands, nor rods."""
+    user = m.G.ICurves(obj, m.Abc.WrapExistingFlag.kWrapExisting).getSchema().getUserProperties()
+    return bool(user.valid() and user.getPropertyHeader(AXES_PROPERTY) is not None)
+
+
 def walk(m, obj, sel, parent: np.ndarray, visit) -> None:
     """Call ``visit(obj, metadata, xf)`` for ``obj`` and every object below it that is not an
     ``Xform``, ``xf`` [4, 4] the transform of the Xforms above it (``parent`` that of
@@ -256,7 +277,8 @@ def read_abc_strands(path, *, time: float | None = None, up_axis: str = "Y"):
 
     ``time`` [s]: the sample nearest that time (default: each object's first sample).  Radii
     are half the widths.  Curves written by :func:`write_abc` come back in the run's strand
-    order.  ValueError naming the file for an unreadable archive or one without curves."""
+    order; its frames' and bodies' axes are skipped.  ValueError naming the file for an
+    unreadable archive or one without curves."""
     from .strands import Strands
 
     up = check_up_axis(up_axis)
@@ -266,7 +288,7 @@ def read_abc_strands(path, *, time: float | None = None, up_axis: str = "Y"):
     parts: list = []
 
     def visit(obj, md, xf):
-        if m.G.ICurves.matches(md):
+        if m.G.ICurves.matches(md) and not is_axes(m, obj):
             parts.append(read_curves(m, obj, sel, xf, str(p)))
 
     walk(m, archive.getTop(), sel, np.eye(4), visit)

@@ -143,10 +143,10 @@ def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
     ``scale``, and ``weld`` for OBJ, USD and Alembic files; a USD or Alembic part named by its
     path) but without materials: a part's possible kinds come from its cells (lines: a rod;
     triangles: a shell, or a solid when they close; tetrahedra: a solid)."""
-    from .simplicial import file_cells, file_subsets
+    from .simplicial import file_contents
 
     p = Path(path)
-    x_file, x, cells = file_cells(p, up=up, weld=weld, scale=scale)
+    x_file, x, cells, file_subsets = file_contents(p, up=up, weld=weld, scale=scale)
     parts, edges, verts = [], {}, {}
     for name, (lines, triangles, tets) in cells.items():
         closed, volume = _closed_volume(x, triangles)
@@ -170,6 +170,6 @@ def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
     lower, upper = x.min(axis=0), x.max(axis=0)
     near = near_misses(x, {n: sorted(v) for n, v in verts.items()})
     subsets = tuple(SubsetInfo(name, mesh, len(tri), *_closed_volume(x, tri))
-                    for name, (mesh, tri) in file_subsets(p, weld=weld).items())
+                    for name, (mesh, tri) in file_subsets.items())
     return MeshInfo(p, len(x_file), len(x), tuple(lower.tolist()), tuple(upper.tolist()),
                     tuple(parts), tuple(touching), tuple(near), subsets)

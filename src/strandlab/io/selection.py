@@ -185,8 +185,10 @@ class ExtraPart:
     each kinematic frame or rigid body); ``name``.  A mesh has ``triangles`` int [M, 3] (shell
     triangles and solid boundary faces), ``segments`` int [G, 2] (rod edges) with
     ``segment_radii`` [G] (m) and ``tets`` int [K, 4], all indexing the part's points; a
-    simplicial mesh's ``subsets``: per shell part (by :func:`prim_name` of its name) the rows
-    of its triangles among ``triangles`` (from the run's recorded scene; empty without it)."""
+    simplicial mesh's ``subsets``: per shell or solid part (by :func:`prim_name` of its name)
+    the rows of its triangles or boundary faces among ``triangles``, and ``rods``: per rod
+    part (by a prim name unique in the file) the rows of its edges among ``segments`` (both
+    from the run's recorded scene; empty without it)."""
 
     kind: str
     name: str
@@ -197,30 +199,54 @@ class ExtraPart:
     segment_radii: np.ndarray = field(default_factory=lambda: np.zeros(0))
     tets: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
     subsets: dict = field(default_factory=dict)
+    rods: dict = field(default_factory=dict)
 
     @property
     def n_points(self) -> int:
         return self.stop - self.start
 
 
-def _shell_subsets(m: dict) -> dict:
-    """Per shell part of the recorded simplicial mesh ``m`` (by :func:`prim_name` of its
-    name, made unique), the rows of its triangles; empty when the record does not say."""
+def _rows_by_part(runs, total: int, n_parts: int) -> dict | None:
+    """``{part: rows}`` (int [n] each) from ``runs`` (``[part, count]`` pairs in order, as
+    :meth:`~strandlab.sim.simplicial.SimplicialSpec.describe` records them) over ``total``
+    rows; None when they are missing or do not cover the rows."""
     try:
-        names = [str(p["name"]) for p in m.get("parts") or []]
-        runs = [(int(k), int(n)) for k, n in m.get("triangle_parts") or []]
-    except (TypeError, KeyError, ValueError):
-        return {}
-    if sum(n for _, n in runs) != m.get("triangles") or \
-            any(not 0 <= k < len(names) or n <= 0 for k, n in runs):
-        return {}
+        pairs = [(int(k), int(n)) for k, n in runs]
+    except (TypeError, ValueError):
+        return None
+    if sum(n for _, n in pairs) != total or any(not 0 <= k < n_parts or n <= 0
+                                                for k, n in pairs):
+        return None
     rows: dict = {}
     a = 0
-    for k, n in runs:
+    for k, n in pairs:
         rows.setdefault(k, []).append(np.arange(a, a + n))
         a += n
-    used: set = set()
-    return {_unique_prim_name(names[k], used): np.concatenate(rows[k]) for k in sorted(rows)}
+    return {k: np.concatenate(r) for k, r in rows.items()}
+
+
+def _part_cells(m: dict, n_triangles: int, n_segments: int, used: set) -> tuple[dict, dict]:
+    """The parts of the recorded simplicial mesh ``m`` among its exported cells: the face
+    subsets (each shell part's triangles and each solid part's boundary faces, as rows of the
+    mesh's ``n_triangles`` triangles: the shell triangles, then the boundary faces) by
+    :func:`prim_name` of the part's name, unique within the mesh; and the rod parts' edges
+    (rows of its ``n_segments`` rod edges) by prim name unique in ``used`` (the file's other
+    names, to which they are added).  Each is empty when the record does not say."""
+    try:
+        names = [str(p["name"]) for p in m.get("parts") or []]
+        n_shell = int(m.get("triangles"))
+    except (TypeError, KeyError, ValueError):
+        return {}, {}
+    faces: dict = {}
+    shells = _rows_by_part(m.get("triangle_parts") or [], n_shell, len(names))
+    solids = _rows_by_part(m.get("surface_parts") or [], n_triangles - n_shell, len(names))
+    for rows, offset in ((shells, 0), (solids, n_shell)):
+        for k, r in sorted((rows or {}).items()):
+            faces[k] = r + offset
+    inside: set = set()
+    subsets = {_unique_prim_name(names[k], inside): faces[k] for k in sorted(faces)}
+    rods = _rows_by_part(m.get("edge_parts") or [], n_segments, len(names)) or {}
+    return subsets, {_unique_prim_name(names[k], used): rods[k] for k in sorted(rods)}
 
 
 def _unique_prim_name(text: str, used: set) -> str:
@@ -243,8 +269,8 @@ def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
         meshes = [(str(m.get("name") or f"mesh_{k}"), int(m["n_vertices"]))
                   for k, m in enumerate(scene.get("meshes") or [])]
         nb = len(scene.get("bodies") or [])
-        simplicial = [(str(m.get("name") or f"simplicial_{k}"), int(m["vertices"]),
-                       _shell_subsets(m)) for k, m in enumerate(scene.get("simplicial") or [])]
+        simplicial = [(str(m.get("name") or f"simplicial_{k}"), int(m["vertices"]), m)
+                      for k, m in enumerate(scene.get("simplicial") or [])]
     except (TypeError, KeyError, ValueError, AttributeError):
         return None
     if 3 * nf + sum(n for _, n in meshes) + sum(n for _, n, _ in simplicial) + 3 * nb \
@@ -260,8 +286,8 @@ def _recorded_parts(meta: dict, n_extra: int) -> list[tuple] | None:
     if nb:
         parts.append(("points", "bodies", k, k + 3 * nb, {}))
         k += 3 * nb
-    for name, n, subsets in simplicial:
-        parts.append(("mesh", name, k, k + n, subsets))
+    for name, n, record in simplicial:
+        parts.append(("mesh", name, k, k + n, record))
         k += n
     return parts
 
@@ -290,15 +316,17 @@ def extra_parts(traj) -> list[ExtraPart]:
         cells = len(tri) + len(seg) + len(tets)
         parts = [("mesh" if cells else "points", "extra_mesh" if cells else "extra_points",
                   0, n, {})]
-    out, used = [], set()
-    for kind, name, a, b, subsets in parts:
+    out, used = [], {g.name for g in strand_groups(traj)}
+    for kind, name, a, b, record in parts:
         unique = _unique_prim_name(name, used)
         if kind != "mesh":
             out.append(ExtraPart(kind, unique, a, b, np.zeros((0, 3), np.int64)))
             continue
         local_seg, inside = _local(seg, a, b)
-        out.append(ExtraPart(kind, unique, a, b, _local(tri, a, b)[0], local_seg,
-                             seg_r[inside], _local(tets, a, b)[0], subsets))
+        local_tri = _local(tri, a, b)[0]
+        subsets, rods = _part_cells(record, len(local_tri), len(local_seg), used)
+        out.append(ExtraPart(kind, unique, a, b, local_tri, local_seg, seg_r[inside],
+                             _local(tets, a, b)[0], subsets, rods))
     return out
 
 

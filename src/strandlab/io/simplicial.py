@@ -50,6 +50,7 @@ from .obj_parts import read_obj_parts
 from .usd_parts import USD_SUFFIXES, read_usd_parts
 
 __all__ = ["read_simplicial", "write_simplicial", "file_cells", "file_subsets",
+           "file_contents",
            "SIMPLICIAL_SUFFIXES"]
 
 SIMPLICIAL_SUFFIXES = (".msh", ".vtu")
@@ -187,24 +188,7 @@ def file_cells(path, *, up: str | None = None, weld: float = 1e-6,
     (an OBJ, USD or Alembic file's welded) and ``{part name: (lines [E, 2], triangles [F, 3],
     tetrahedra [K, 4])}`` over them, in the file's order of parts (a USD or Alembic part named
     by its path; such a file's solid surface is not filled here)."""
-    p = _mesh_file(path, up, scale)
-    cells = {}
-    if p.suffix.lower() in TOOL_SUFFIXES:
-        src = _welded_parts(p, weld)
-        for key, part in src.parts.items():
-            cells[key] = (src.index[np.asarray(part.edges, dtype=np.int64).reshape(-1, 2)],
-                          src.index[np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)],
-                          np.zeros((0, 4), dtype=np.int64))
-        return src.x_file, _placed(src.x, up, scale, src), cells
-    mesh = _read_mesh(p)
-    for _, key, cell_type, sel, _ in _tagged_cells(p, mesh):
-        got = cells.setdefault(str(key), [np.zeros((0, 2), np.int64),
-                                          np.zeros((0, 3), np.int64),
-                                          np.zeros((0, 4), np.int64)])
-        j = KINDS.index(_CELL_KIND[cell_type])
-        got[j] = np.concatenate([got[j], sel])
-    x_file = _points(mesh)
-    return x_file, _placed(x_file, up, scale, None), {k: tuple(v) for k, v in cells.items()}
+    return file_contents(path, up=up, weld=weld, scale=scale)[:3]
 
 
 def file_subsets(path, *, weld: float = 1e-6) -> dict:
@@ -215,7 +199,34 @@ def file_subsets(path, *, weld: float = 1e-6) -> dict:
     p = Path(path)
     if p.suffix.lower() not in TOOL_SUFFIXES or p.suffix.lower() == ".obj":
         return {}
-    src = _welded_parts(p, weld)
+    return _subsets(_welded_parts(p, weld))
+
+
+def file_contents(path, *, up: str | None = None, weld: float = 1e-6,
+                  scale: float | None = None):
+    """What :func:`file_cells` returns, and :func:`file_subsets`' dict, the file read once."""
+    p = _mesh_file(path, up, scale)
+    cells = {}
+    if p.suffix.lower() in TOOL_SUFFIXES:
+        src = _welded_parts(p, weld)
+        for key, part in src.parts.items():
+            cells[key] = (src.index[np.asarray(part.edges, dtype=np.int64).reshape(-1, 2)],
+                          src.index[np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)],
+                          np.zeros((0, 4), dtype=np.int64))
+        return src.x_file, _placed(src.x, up, scale, src), cells, _subsets(src)
+    mesh = _read_mesh(p)
+    for _, key, cell_type, sel, _ in _tagged_cells(p, mesh):
+        got = cells.setdefault(str(key), [np.zeros((0, 2), np.int64),
+                                          np.zeros((0, 3), np.int64),
+                                          np.zeros((0, 4), np.int64)])
+        j = KINDS.index(_CELL_KIND[cell_type])
+        got[j] = np.concatenate([got[j], sel])
+    x_file = _points(mesh)
+    return x_file, _placed(x_file, up, scale, None), {k: tuple(v) for k, v in cells.items()}, {}
+
+
+def _subsets(src) -> dict:
+    """:func:`file_subsets`' dict of the welded parts ``src``."""
     out = {}
     for path_, sub in src.subsets.items():
         part = src.parts[sub.mesh]

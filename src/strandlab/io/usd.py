@@ -15,16 +15,19 @@ Writing (:func:`write_usd`): one stage, its default prim ``/strandlab`` an Xform
   the last edge's);
 * ``/strandlab/meshes/<name>``: a ``Mesh`` prim per mesh of the scene (triangles: a deformable
   mesh's, or the shell triangles and solid boundary faces of a rod/shell/solid mesh; points
-  time-sampled); a rod/shell/solid mesh's has a face ``GeomSubset`` per shell part, named after
-  the part (family ``"part"``, non-overlapping: Houdini's primitive groups; reading the file
-  back, a material names the part's faces by that name, :mod:`.usd_parts`);
+  time-sampled); a rod/shell/solid mesh's has a face ``GeomSubset`` per shell part (its
+  triangles) and per solid part (its boundary faces), named after the part (family
+  ``"part"``, non-overlapping: Houdini's primitive groups; reading the file back, a material
+  names the part's faces by that name, :mod:`.usd_parts`);
 * ``/strandlab/tetmeshes/<name>_tets``: a ``TetMesh`` prim per rod/shell/solid mesh with solids
   (``tetVertexIndices``, ``surfaceFaceVertexIndices``: the boundary faces, outwards;
   ``orientation = rightHanded``; ``purpose = guide``, as it shares its surface with the Mesh);
-* ``/strandlab/rods/<name>_rods``: a linear ``BasisCurves`` prim of the rod edges of a
-  rod/shell/solid mesh, chained into polylines split where rods meet
-  (:func:`~strandlab.io.selection.rod_chains`), per-vertex ``widths`` = twice the rod's radius,
-  ``strandlab:vertexIndices`` (int[]: the mesh vertex of each curve point);
+* ``/strandlab/rods/<part>``: a linear ``BasisCurves`` prim per rod part of a rod/shell/solid
+  mesh, named after the part (``_1``, ``_2`` ... appended to a name the file already has;
+  ``<mesh>_rods``, all the mesh's rods, for a run that does not record its parts), its edges
+  chained into polylines split where rods meet (:func:`~strandlab.io.selection.rod_chains`),
+  per-vertex ``widths`` = twice the rod's radius, ``strandlab:vertexIndices`` (int[]: the mesh
+  vertex of each curve point);
 * ``/strandlab/points/frames`` and ``/strandlab/points/bodies``: ``Points`` prims of the
   kinematic frames' and rigid bodies' points (3 each: origin and two axis tips).
 
@@ -174,7 +177,8 @@ class _UsdWriter:
         if len(part.tets):
             out.append((self._define_tets(part), None))
         if len(part.segments):
-            out.append(self._define_rods(part))
+            groups = part.rods or {f"{part.name}_rods": np.arange(len(part.segments))}
+            out += [self._define_rods(part, name, rows) for name, rows in groups.items()]
         return out
 
     def _define_tets(self, part):
@@ -190,11 +194,12 @@ class _UsdWriter:
         t.CreatePurposeAttr(G.Tokens.guide)
         return t
 
-    def _define_rods(self, part):
+    def _define_rods(self, part, name: str, rows: np.ndarray):
+        """The curves of the rod edges ``rows`` of ``part``, the prim ``name``."""
         G, Vt = self.UsdGeom, self.Vt
-        chains = rod_chains(part.segments, part.segment_radii)
+        chains = rod_chains(part.segments[rows], part.segment_radii[rows])
         index = np.concatenate([c.points for c in chains])
-        c = G.BasisCurves.Define(self.stage, f"/strandlab/rods/{part.name}_rods")
+        c = G.BasisCurves.Define(self.stage, f"/strandlab/rods/{name}")
         c.CreateTypeAttr(G.Tokens.linear)
         c.CreateWrapAttr(G.Tokens.nonperiodic)
         c.CreateCurveVertexCountsAttr(Vt.IntArray.FromNumpy(

@@ -31,7 +31,7 @@ from .validate import show
 
 __all__ = ["ShellMaterial", "SolidMaterial", "Part", "Connection", "MeshHold", "SimplicialBuilder",
            "SimplicialSpec", "check_simplicial", "CONNECTION_MODES", "ANGLE_UPDATES",
-           "boundary_faces", "mesh_edges"]
+           "boundary_faces", "mesh_edges", "part_runs"]
 
 #: How a connection holds its two sides: ``"elastic"`` (the energies of the paper with the given
 #: stiffnesses), ``"hard"`` (a stiff penalty on the residual of the constraint, eqs. 1 and 6),
@@ -205,17 +205,39 @@ def mesh_edges(triangles: np.ndarray, tets: np.ndarray) -> np.ndarray:
     return np.unique(e, axis=0) if len(e) else np.zeros((0, 2), np.int64)
 
 
-def boundary_faces(tets: np.ndarray) -> np.ndarray:
+def boundary_faces(tets: np.ndarray, *, with_tets: bool = False):
     """Faces of tetrahedra [K, 4] that belong to one tetrahedron only, oriented outwards for
-    positively oriented tetrahedra, int [F, 3]."""
+    positively oriented tetrahedra, int [F, 3]; with ``with_tets`` also the tetrahedron of
+    each face, int [F].
+
+    >>> boundary_faces([[0, 1, 2, 3], [1, 2, 3, 4]], with_tets=True)[1].tolist()
+    [1, 0, 1, 0, 1, 0]
+    """
     t = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
     if not len(t):
-        return np.zeros((0, 3), np.int64)
+        return (np.zeros((0, 3), np.int64), np.zeros(0, np.int64)) if with_tets else \
+            np.zeros((0, 3), np.int64)
     # the face opposite vertex i, ordered so that its normal points away from vertex i
     faces = np.concatenate([t[:, [1, 2, 3]], t[:, [0, 3, 2]], t[:, [0, 1, 3]], t[:, [0, 2, 1]]])
     key = np.sort(faces, axis=1)
     _, inv, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    return faces[count[inv.ravel()] == 1]
+    once = count[inv.ravel()] == 1
+    if with_tets:
+        return faces[once], np.flatnonzero(once) % len(t)
+    return faces[once]
+
+
+def part_runs(labels) -> list:
+    """The runs of equal labels of ``labels`` int [n], as ``[label, count]`` pairs in order.
+
+    >>> part_runs([0, 0, 1, 1, 1, 0])
+    [[0, 2], [1, 3], [0, 1]]
+    """
+    lab = np.asarray(labels, dtype=np.int64).reshape(-1)
+    if not len(lab):
+        return []
+    starts = np.r_[0, np.flatnonzero(np.diff(lab)) + 1]
+    return [[int(lab[a]), int(n)] for a, n in zip(starts, np.diff(np.r_[starts, len(lab)]))]
 
 
 _SINGULAR = {"rod edges": "rod edge", "triangles": "triangle", "tetrahedra": "tetrahedron"}
@@ -470,18 +492,19 @@ class SimplicialSpec:
                        f"{', '.join(p.name for p in self.parts)}")
 
     def describe(self) -> dict:
-        """A JSON summary (for trajectories' metadata): counts, the parts, the shell
-        triangles' parts as runs (``triangle_parts``: ``[part, count]`` pairs in the order of
-        the triangles; the exporters' face subsets) and the connections."""
-        tp = np.asarray(self.triangle_part, dtype=np.int64)
-        cut = np.flatnonzero(np.diff(tp)) + 1
-        starts = np.r_[0, cut] if len(tp) else np.zeros(0, np.int64)
-        runs = [[int(tp[a]), int(n)] for a, n in zip(starts, np.diff(np.r_[starts, len(tp)]))]
+        """A JSON summary (for trajectories' metadata): counts, the parts, the parts of the
+        cells the exporters write as runs of ``[part, count]`` pairs (``triangle_parts``: the
+        shell triangles', ``surface_parts``: the solids' boundary faces' in the order of
+        :meth:`surface_triangles`, ``edge_parts``: the rod edges'; the exporters' face subsets
+        and rod curves) and the connections."""
+        _, face_tet = boundary_faces(self.tets, with_tets=True)
         return {"name": self.name, "vertices": self.n_vertices,
                 "rod_edges": len(self.rod_edges), "triangles": len(self.triangles),
                 "tetrahedra": len(self.tets),
                 "parts": [{"name": p.name, "kind": p.kind} for p in self.parts],
-                "triangle_parts": runs,
+                "triangle_parts": part_runs(self.triangle_part),
+                "surface_parts": part_runs(np.asarray(self.tet_part, np.int64)[face_tet]),
+                "edge_parts": part_runs(self.rod_part),
                 "connections": [{"kind": c.kind, "parts": list(c.parts), "mode": c.mode}
                                 for c in self.connections]}
 
