@@ -186,6 +186,11 @@ def test_names_on_the_path(usd):
     assert list(short.values()) == ["foot", "pole", "flag"]
     assert list(name_parts(parts, short.values(), "f")) == ["foot", "pole", "flag"]
     assert short_names(["/geo/x", "/geo/x/y"]) == {"/geo/x": "/geo/x", "/geo/x/y": "y"}
+    # containers are passed over: Blender's one object, strandlab's own exports
+    assert short_names(["/root/Cube/Cube"]) == {"/root/Cube/Cube": "Cube"}
+    assert list(short_names(["/strandlab/meshes/gadget", "/strandlab/rods/thin"]).values()) == [
+        "gadget", "thin"]
+    assert short_names(["/Banner/Plane"]) == {"/Banner/Plane": "Banner"}     # Alembic's
     info = describe_mesh_file(usd)
     assert [(q.name, q.kinds) for q in info.parts] == [
         ("/root/foot/FootData", ("shell", "solid")), ("/root/pole/PoleData", ("rod",)),

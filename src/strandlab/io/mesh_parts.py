@@ -231,18 +231,29 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
     return out
 
 
+#: Containers at the top of a path, by the name they start with, and how many names they
+#: take: Blender's USD exports (``/root/<object>/<mesh>``) and strandlab's own
+#: (``/strandlab/<scope>/<part>``); their names name nothing a user made.
+CONTAINERS = {"root": 1, "strandlab": 2}
+
+
 def short_names(paths) -> dict:
     """Per path, the name nearest the root on it that no other path has (what
     :func:`name_parts` takes for it: the object's name in Blender's and Houdini's layouts),
-    else the path itself.
+    else the path itself; a path's :data:`CONTAINERS` are passed over while a name after them
+    will do (so ``/root/Cube/Cube`` alone is ``Cube``, not ``root``).
 
     >>> short_names(["/root/Banner/Plane", "/root/Pole/Pole", "/geo/x", "/geo/x/y"])
     {'/root/Banner/Plane': 'Banner', '/root/Pole/Pole': 'Pole', '/geo/x': '/geo/x', '/geo/x/y': 'y'}
+    >>> short_names(["/strandlab/meshes/gadget", "/strandlab/rods/thin", "/root/Cube/Cube"])
+    {'/strandlab/meshes/gadget': 'gadget', '/strandlab/rods/thin': 'thin', '/root/Cube/Cube': 'Cube'}
     """
     names = {q: q.strip("/").split("/") for q in paths}
     out = {}
     for q, words in names.items():
         unique = [w for w in words if not any(w in other for r, other in names.items()
                                               if r != q)]
-        out[q] = unique[0] if unique else q
+        skip = CONTAINERS.get(words[0], 0) if len(words) > 1 else 0
+        inner = [w for w in unique if w in words[skip:]]
+        out[q] = (inner or unique or [q])[0]
     return out
