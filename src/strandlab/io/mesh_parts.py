@@ -245,8 +245,10 @@ def short_names(paths) -> dict:
 
     >>> short_names(["/root/Banner/Plane", "/root/Pole/Pole", "/geo/x", "/geo/x/y"])
     {'/root/Banner/Plane': 'Banner', '/root/Pole/Pole': 'Pole', '/geo/x': '/geo/x', '/geo/x/y': 'y'}
-    >>> short_names(["/strandlab/meshes/gadget", "/strandlab/rods/thin", "/root/Cube/Cube"])
-    {'/strandlab/meshes/gadget': 'gadget', '/strandlab/rods/thin': 'thin', '/root/Cube/Cube': 'Cube'}
+    >>> short_names(["/strandlab/meshes/gadget", "/strandlab/rods/thin"])
+    {'/strandlab/meshes/gadget': 'gadget', '/strandlab/rods/thin': 'thin'}
+    >>> short_names(["/root/Cube/Cube"])
+    {'/root/Cube/Cube': 'Cube'}
     """
     names = {q: q.strip("/").split("/") for q in paths}
     out = {}
