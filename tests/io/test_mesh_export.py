@@ -436,7 +436,7 @@ def test_the_parts_runs_are_recorded_and_read():
     assert _part_cells({}, 5, 0, set()) == ({}, {})
 
 
-def test_rod_curves_are_named_apart_from_the_files_other_names(mixed_moved):
+def test_rod_curves_are_named_apart_from_the_files_other_names(mixed_moved, tmp_path):
     """A rod part named like a strand group or another extra part gets ``_1`` appended: one
     name per prim or object (Blender's object names are global)."""
     meta = dict(mixed_moved.metadata)
@@ -450,6 +450,13 @@ def test_rod_curves_are_named_apart_from_the_files_other_names(mixed_moved):
                    strand_offsets=np.array([0, 2]), edge_offsets=np.array([0, 1]),
                    closed=np.array([False]), radii=np.array([1e-3]),
                    vertex_radii=np.array([1e-3, 1e-3]), d1=np.zeros((n, 1, 3)))
-    (mesh,) = [p for p in extra_parts(traj) if p.kind == "mesh"]
+    (mesh,) = [p for p in extra_parts(traj, taken=["strands"]) if p.kind == "mesh"]
     assert {k: v.tolist() for k, v in mesh.rods.items()} == {"strands_1": [0, 1, 2, 3],
                                                              "frames_1": [4, 5]}
+    # the writers take the strand groups' names
+    stage = Usd.Stage.Open(str(write_usd(tmp_path / "m.usda", traj)))
+    assert [c.GetName() for c in stage.GetPrimAtPath("/strandlab/rods").GetChildren()] == [
+        "strands_1", "frames_1"]
+    top = abc.Abc.IArchive(str(write_abc(tmp_path / "m.abc", traj))).getTop()
+    assert {top.getChild(i).getName() for i in range(top.getNumChildren())} == {
+        "strands", "frames", "gadget", "strands_1", "frames_1"}

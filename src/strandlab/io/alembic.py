@@ -111,14 +111,15 @@ class _AbcWriter:
         radii = np.asarray(traj.radii, dtype=np.float64)
         vertex_radii = np.asarray(traj.vertex_radii, dtype=np.float64)
         self.props = []         # user properties, kept alive until the archive is written
-        for g in strand_groups(traj):
+        groups = strand_groups(traj)
+        for g in groups:
             index = g.vertex_index(traj.strand_offsets)
             c = _AbcCurves(m, top, g.name, ts, g.counts(traj.strand_offsets),
                            2 * vertex_radii[index], g.closed, index)
             self._user_ints(c, "strandIndices", g.strands)
             self.curves.append(c)
         width = 2.0 * float(radii.max()) if len(radii) else 0.01
-        for part in extra_parts(traj):
+        for part in extra_parts(traj, taken=[g.name for g in groups]):
             if part.kind == "mesh":
                 if len(part.triangles):
                     mesh = m.G.OPolyMesh(top, part.name, ts)

@@ -298,10 +298,11 @@ def _local(cells: np.ndarray, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
     return cells[inside] - a, inside
 
 
-def extra_parts(traj) -> list[ExtraPart]:
+def extra_parts(traj, *, taken=()) -> list[ExtraPart]:
     """The extra points of ``traj`` split into named parts (see the module docstring).  Without
     a recorded scene that matches, the extra points are one part ``extra_mesh`` (when there are
-    triangles, rod edges or tetrahedra) or ``extra_points``."""
+    triangles, rod edges or tetrahedra) or ``extra_points``.  Names are unique among
+    themselves and apart from ``taken`` (the file's other names: its strand groups')."""
     n = traj.n_extra
     if n == 0:
         return []
@@ -316,7 +317,7 @@ def extra_parts(traj) -> list[ExtraPart]:
         cells = len(tri) + len(seg) + len(tets)
         parts = [("mesh" if cells else "points", "extra_mesh" if cells else "extra_points",
                   0, n, {})]
-    out, used = [], {g.name for g in strand_groups(traj)}
+    out, used = [], set(taken)
     for kind, name, a, b, record in parts:
         unique = _unique_prim_name(name, used)
         if kind != "mesh":

@@ -117,13 +117,14 @@ class _UsdWriter:
         G = self.UsdGeom
         root = G.Xform.Define(stage, "/strandlab")
         stage.SetDefaultPrim(root.GetPrim())
-        parts = extra_parts(traj)
+        groups = strand_groups(traj)
+        parts = extra_parts(traj, taken=[g.name for g in groups])
         scopes = ["strands", "meshes", "points"]
         scopes += ["tetmeshes"] if any(len(p.tets) for p in parts) else []
         scopes += ["rods"] if any(len(p.segments) for p in parts) else []
         for scope in scopes:
             G.Scope.Define(stage, f"/strandlab/{scope}")
-        for g in strand_groups(traj):
+        for g in groups:
             self.curves.append((g, self._define_curves(g)))
         for part in parts:
             self.meshes += [(part, prim, idx) for prim, idx in self._define_extra(part)]
