@@ -1,5 +1,6 @@
 """Gmsh's tetrahedra of a closed surface, and vertex welding (strandlab.geometry.tetmesh)."""
 import doctest
+import re
 
 import numpy as np
 import pytest
@@ -77,8 +78,16 @@ def test_vertices_beside_the_surface_are_left_alone(before):
 
 def test_an_open_surface_is_refused():
     x, f = _cube_surface(n=2)
-    with pytest.raises(ValueError, match="it must be closed"):
+    # two triangles taken out: a hole of 4 edges (the square they made), one named
+    e = np.sort(np.concatenate([f[:2, [0, 1]], f[:2, [1, 2]], f[:2, [2, 0]]]), axis=1)
+    rim = {tuple(r) for r, c in zip(*np.unique(e, axis=0, return_counts=True)) if c == 1}
+    with pytest.raises(ValueError, match=r"not closed: 4 of its edges .* the edge of vertices "
+                                         r"(\d+) and (\d+)") as err:
         surface_tets(x, f[2:])
+    a, b = (int(v) for v in re.search(r"vertices (\d+) and (\d+)", str(err.value)).groups())
+    assert (a, b) in rim
+    with pytest.raises(ValueError, match="not closed: 3 of its edges"):
+        surface_tets(x, np.concatenate([f, f[:1]]))     # a triangle twice: edges on 3
     with pytest.raises(ValueError, match="out of range"):
         surface_tets(x, f + len(x))
     with pytest.raises(ValueError, match=r"vertices \[V, 3\] and triangles \[F, 3\]"):

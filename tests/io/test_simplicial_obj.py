@@ -99,7 +99,8 @@ def test_groups_name_parts_and_the_mesh_runs(tmp_path):
     (lambda t: t.replace("f 12//2 15//2 14//2 13//2", "l 12 13"),
      r"line \d+: part 'flag' is a shell part .* which takes faces \(f\), not lines"),
     (lambda t: t.replace("f 5//1 6//1 7//1 8//1", ""),
-     r"part 'foot': Gmsh .* it must be closed"),
+     r"part 'foot': the surface is not closed: 4 of its edges .* the edge of vertices \d+ "
+     r"and \d+, its middle at \(.*\)\); it must be closed"),
     (lambda t: t.replace("l 10 11", "l 10 99"), r"line \d+: vertex 99 does not exist"),
     (lambda t: t.replace("v 0.100000 0.100000 0.300000", "v 0.1 0.1 nan"),
      r"line \d+: a vertex needs three finite coordinates"),

@@ -77,7 +77,8 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
     attached to them stays attached) and from ``V`` on the new vertices.  The surface need not
     be oriented, and may be several closed pieces: each is filled, and a piece inside another
     is its cavity (a hollow solid; a piece inside that cavity is filled again).  ValueError
-    when Gmsh finds no volume (a surface with holes or self-intersections).
+    naming an edge of a hole when an edge is on an odd number of the triangles (one: the rim
+    of a hole), and when Gmsh finds no volume (a surface that crosses itself).
 
     >>> x = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
     >>> new, tets = surface_tets(x, [[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]])
@@ -94,6 +95,7 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"surface_tets: triangle vertex {int(used[-1])} out of range "
                          f"(0..{len(x) - 1})")
 
+    _check_closed(x, f)
     n = len(used)
     local = np.searchsorted(used, f) + 1        # Gmsh's node tags: 1..n, so that its
     # renumbering after meshing (Mesh.Renumber) leaves the surface's nodes as they are
@@ -142,6 +144,21 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("Gmsh found no volume inside the surface; it must be closed and "
                          "must not cross itself")
     return new, tets
+
+
+def _check_closed(x: np.ndarray, f: np.ndarray) -> None:
+    """ValueError naming an edge of the triangles ``f`` [F, 3] that is on an odd number of
+    them (a closed surface has each edge on two, or on an even number where pieces touch)."""
+    e = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    edges, count = np.unique(e, axis=0, return_counts=True)
+    odd = count % 2 == 1
+    if odd.any():
+        a, b = (int(v) for v in edges[np.argmax(odd)])
+        mid = ", ".join(f"{c:.6g}" for c in 0.5 * (x[a] + x[b]))
+        raise ValueError(f"the surface is not closed: {int(odd.sum())} of its edges are on an "
+                         f"odd number of its triangles, as the rim of a hole is (one: the edge "
+                         f"of vertices {a} and {b}, its middle at ({mid})); it must be closed "
+                         "and must not cross itself")
 
 
 def _pieces(f: np.ndarray, n: int) -> np.ndarray:
