@@ -92,10 +92,12 @@ def test_groups_name_parts_and_the_mesh_runs(tmp_path):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace("o flag", "o banner"), r"line \d+: part 'banner' has no material"),
+    (lambda t: t.replace("o flag", "o banner"), r"line \d+: part 'banner' has no material "
+     r"\(give one in materials=; 'flag', 'flag\d' name no part or face subset of the file\)"),
+    (lambda t: t + "o flag2\nl 12 13\n", r"part 'flag2' has no material \(give one in "
+     r"materials=\)$"),
     (lambda t: t.replace("l 9 10", "f 9 10 11"),
      r"line \d+: part 'pole' is a rod part \(its material a Material\), which takes lines"),
-    (lambda t: t + "o flag2\nl 12 13\n", r"part 'flag2' has no material"),
     (lambda t: t.replace("f 12//2 15//2 14//2 13//2", "l 12 13"),
      r"line \d+: part 'flag' is a shell part .* which takes faces \(f\), not lines"),
     (lambda t: t.replace("f 5//1 6//1 7//1 8//1", ""),

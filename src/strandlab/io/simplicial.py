@@ -312,8 +312,11 @@ def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
     for tag, (key, part) in enumerate(parts.items(), start=1):
         mat = materials.get(key)
         if mat is None:
+            stray = [k for k in materials if k not in parts]
+            hint = f"; {', '.join(map(repr, stray))} name{'s' if len(stray) == 1 else ''} " \
+                "no part or face subset of the file" if stray else ""
             raise ValueError(f"{p}, {part.at}: part {key!r} has no material (give one in "
-                             "materials=)")
+                             f"materials={hint})")
         kind = next((k for cls, k in _OBJ_KIND.items() if isinstance(mat, cls)), None)
         if kind is None:
             raise ValueError(f"{p}: part {key!r}: {type(mat).__name__} is not a material of a "
