@@ -47,8 +47,13 @@ def test_scale_and_errors(tmp_path):
     p = write_simplicial(tmp_path / "m.msh", _spec())
     cm = read_simplicial(p, materials={"box": SOLID, "skin": SHELL, "pole": ROD}, scale=0.01)
     assert np.allclose(cm.vertices, _spec().vertices * 0.01)
-    with pytest.raises(ValueError, match="line 0 has part 'pole', which has no material"):
+    with pytest.raises(ValueError, match=r"line 0 has part 'pole', which has no material "
+                                         r"\(give one in materials=\)$"):
         read_simplicial(p, materials={"box": SOLID, "skin": SHELL})
+    # a key with a typo (and a tag the file has not) is named; a tag the file has is not
+    with pytest.raises(ValueError, match=r"no material \(give one in materials=; 'Pole', 99 "
+                                         r"name no part or face subset of the file\)"):
+        read_simplicial(p, materials={"box": SOLID, 2: SHELL, "Pole": ROD, 99: ROD})
     with pytest.raises(ValueError, match="part 'skin' .* needs a ShellMaterial"):
         read_simplicial(p, materials={"box": SOLID, "skin": SOLID, "pole": ROD})
     with pytest.raises(FileNotFoundError, match="no mesh file"):

@@ -256,6 +256,16 @@ def _points(mesh) -> np.ndarray:
     return np.c_[x, np.zeros(len(x))] if x.shape[1] == 2 else x
 
 
+def _stray(materials: Mapping, known) -> str:
+    """``"; 'x' names no part ..."``, the keys of ``materials`` not in ``known`` (the file's
+    part names, tags and named face subsets), for a part found without material; or ``""``."""
+    stray = [k for k in materials if k not in known]
+    if not stray:
+        return ""
+    return (f"; {', '.join(map(repr, stray))} name{'s' if len(stray) == 1 else ''} no part "
+            "or face subset of the file")
+
+
 def _meshio_cells(p: Path, mesh, materials: Mapping):
     """The vertices [V, 3] of a meshio mesh and its cells by kind: (tag, part name, material,
     cells) each."""
@@ -263,8 +273,10 @@ def _meshio_cells(p: Path, mesh, materials: Mapping):
     for tag, key, cell_type, sel, first in _tagged_cells(p, mesh):
         mat = materials.get(key, materials.get(tag))
         if mat is None:
+            known = {k for t, name, *_ in _tagged_cells(p, mesh) for k in (t, name)}
             raise ValueError(f"{p}: {_CELL_WORD[cell_type]} {first} has part {key!r}, "
-                             "which has no material (give one in materials=)")
+                             f"which has no material (give one in materials="
+                             f"{_stray(materials, known)})")
         cells[_CELL_KIND[cell_type]].append((tag, str(key), mat, sel))
     return _points(mesh), cells
 
@@ -312,11 +324,8 @@ def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
     for tag, (key, part) in enumerate(parts.items(), start=1):
         mat = materials.get(key)
         if mat is None:
-            stray = [k for k in materials if k not in parts]
-            hint = f"; {', '.join(map(repr, stray))} name{'s' if len(stray) == 1 else ''} " \
-                "no part or face subset of the file" if stray else ""
             raise ValueError(f"{p}, {part.at}: part {key!r} has no material (give one in "
-                             f"materials={hint})")
+                             f"materials={_stray(materials, parts)})")
         kind = next((k for cls, k in _OBJ_KIND.items() if isinstance(mat, cls)), None)
         if kind is None:
             raise ValueError(f"{p}: part {key!r}: {type(mat).__name__} is not a material of a "
