@@ -46,7 +46,6 @@ from .selection import (
     extra_parts,
     frame_rate,
     import_optional,
-    rod_chains,
     select_frames,
     strand_groups,
 )
@@ -125,10 +124,11 @@ class _AbcWriter:
                     mesh = m.G.OPolyMesh(top, part.name, ts)
                     self.meshes.append((part, mesh))
                     self._face_sets(mesh, part.subsets)
-                if len(part.segments):
-                    groups = part.rods or {f"{part.name}_rods": np.arange(len(part.segments))}
-                    for name, rows in groups.items():
-                        self._rods(top, ts, part, name, rows)
+                for rc in part.rod_curves():
+                    c = _AbcCurves(m, top, rc.name, ts, rc.counts, rc.widths, False,
+                                   part.start + rc.index)
+                    self._user_ints(c, "vertexIndices", rc.index)
+                    self.extra_curves.append(c)
                 continue
             k = (part.stop - part.start) // 3
             origin = part.start + 3 * np.arange(k)
@@ -137,16 +137,6 @@ class _AbcWriter:
                            False, index)
             self._user_ints(c, AXES_PROPERTY, np.repeat(np.arange(k), 2))
             self.extra_curves.append(c)
-
-    def _rods(self, top, ts: int, part, name: str, rows: np.ndarray) -> None:
-        """The ``Curves`` object ``name`` of the rod edges ``rows`` of ``part``."""
-        chains = rod_chains(part.segments[rows], part.segment_radii[rows])
-        local = np.concatenate([ch.points for ch in chains])
-        c = _AbcCurves(self.m, top, name, ts, np.array([len(ch.points) for ch in chains]),
-                       np.concatenate([np.full(len(ch.points), 2 * ch.radius) for ch in chains]),
-                       False, part.start + local)
-        self._user_ints(c, "vertexIndices", local)
-        self.extra_curves.append(c)
 
     def _face_sets(self, mesh, subsets: dict) -> None:
         """A face set of ``mesh`` per shell part (``subsets``: name -> triangle rows)."""

@@ -24,7 +24,7 @@ import numpy as np
 from ..extras import require
 
 __all__ = ["select_frames", "frame_rate", "strand_groups", "extra_parts", "StrandGroup",
-           "ExtraPart", "RodChain", "rod_chains", "prim_name", "import_optional",
+           "ExtraPart", "RodChain", "RodCurves", "rod_chains", "prim_name", "import_optional",
            "INTERCHANGE_EXTRA"]
 
 #: The optional dependency group of the USD and Alembic formats.
@@ -204,6 +204,34 @@ class ExtraPart:
     @property
     def n_points(self) -> int:
         return self.stop - self.start
+
+    def rod_curves(self) -> list[RodCurves]:
+        """The curves the exporters write for the rod edges: one :class:`RodCurves` per rod
+        part (:attr:`rods`), or ``<name>_rods`` for them all when the run does not record
+        its parts."""
+        if not len(self.segments):
+            return []
+        groups = self.rods or {f"{self.name}_rods": np.arange(len(self.segments))}
+        out = []
+        for name, rows in groups.items():
+            chains = rod_chains(self.segments[rows], self.segment_radii[rows])
+            out.append(RodCurves(
+                name, np.concatenate([c.points for c in chains]),
+                np.array([len(c.points) for c in chains], dtype=np.int32),
+                np.concatenate([np.full(len(c.points), 2.0 * c.radius) for c in chains])))
+        return out
+
+
+@dataclass(frozen=True)
+class RodCurves:
+    """One curves prim / object of rod edges: its ``name``, the part's point of each curve
+    point (``index`` int [n]), the points per curve (``counts`` int32 [c]) and each point's
+    ``widths`` [n] (twice its rod's radius, m)."""
+
+    name: str
+    index: np.ndarray
+    counts: np.ndarray
+    widths: np.ndarray
 
 
 def _rows_by_part(runs, total: int, n_parts: int) -> dict | None:

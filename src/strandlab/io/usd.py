@@ -53,7 +53,6 @@ from .selection import (
     extra_parts,
     frame_rate,
     import_optional,
-    rod_chains,
     select_frames,
     strand_groups,
 )
@@ -177,9 +176,7 @@ class _UsdWriter:
             out.append((m, None))
         if len(part.tets):
             out.append((self._define_tets(part), None))
-        if len(part.segments):
-            groups = part.rods or {f"{part.name}_rods": np.arange(len(part.segments))}
-            out += [self._define_rods(part, name, rows) for name, rows in groups.items()]
+        out += [self._define_rods(rc) for rc in part.rod_curves()]
         return out
 
     def _define_tets(self, part):
@@ -195,22 +192,19 @@ class _UsdWriter:
         t.CreatePurposeAttr(G.Tokens.guide)
         return t
 
-    def _define_rods(self, part, name: str, rows: np.ndarray):
-        """The curves of the rod edges ``rows`` of ``part``, the prim ``name``."""
+    def _define_rods(self, rc):
+        """The ``BasisCurves`` prim of the rod curves ``rc`` (:class:`~.selection.RodCurves`)."""
         G, Vt = self.UsdGeom, self.Vt
-        chains = rod_chains(part.segments[rows], part.segment_radii[rows])
-        index = np.concatenate([c.points for c in chains])
-        c = G.BasisCurves.Define(self.stage, f"/strandlab/rods/{name}")
+        c = G.BasisCurves.Define(self.stage, f"/strandlab/rods/{rc.name}")
         c.CreateTypeAttr(G.Tokens.linear)
         c.CreateWrapAttr(G.Tokens.nonperiodic)
-        c.CreateCurveVertexCountsAttr(Vt.IntArray.FromNumpy(
-            np.array([len(ch.points) for ch in chains], dtype=np.int32)))
-        widths = np.concatenate([np.full(len(ch.points), 2.0 * ch.radius) for ch in chains])
-        c.CreateWidthsAttr(Vt.FloatArray.FromNumpy(widths.astype(np.float32)))
+        c.CreateCurveVertexCountsAttr(Vt.IntArray.FromNumpy(rc.counts))
+        c.CreateWidthsAttr(Vt.FloatArray.FromNumpy(rc.widths.astype(np.float32)))
         c.SetWidthsInterpolation(G.Tokens.vertex)
         c.GetPrim().CreateAttribute("strandlab:vertexIndices", self.Sdf.ValueTypeNames.IntArray,
-                                    custom=True).Set(Vt.IntArray.FromNumpy(index.astype(np.int32)))
-        return c, index
+                                    custom=True).Set(Vt.IntArray.FromNumpy(
+                                        rc.index.astype(np.int32)))
+        return c, rc.index
 
     def frame(self, k: int, code: float) -> None:
         """Time samples of trajectory frame ``k`` at time code ``code``."""
