@@ -42,6 +42,36 @@ def test_a_part_of_lines_and_faces_can_be_nothing(tmp_path):
     assert info.touching == ()
 
 
+def _cubes_obj(path, corners, drop=0):
+    """An OBJ of one part: cubes of side 0.1 m at ``corners``, less the last ``drop`` faces."""
+    q = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
+    lines, n = ["o pair"], 0
+    for o in corners:
+        lines += [f"v {o[0] + 0.1 * i} {o[1] + 0.1 * j} {o[2] + 0.1 * k}"
+                  for i in (0, 1) for j in (0, 1) for k in (0, 1)]
+        lines += ["f " + " ".join(str(n + i + 1) for i in f) for f in q]
+        n += 8
+    path.write_text("\n".join(lines[:len(lines) - drop]) + "\n")
+    return path
+
+
+def test_closed_as_the_reader_takes_it(tmp_path):
+    # two cubes that touch along an edge: it lies on four faces' triangles, and the reader
+    # fills the pair as one solid, so the listing offers one
+    from strandlab.io.simplicial import read_simplicial
+    from strandlab.sim.simplicial import SolidMaterial
+
+    p = _cubes_obj(tmp_path / "pair.obj", [(0, 0, 0), (0.1, 0.1, 0)])
+    part, = describe_mesh_file(p).parts
+    assert (part.vertices, part.closed, part.kinds) == (14, True, ("shell", "solid"))
+    assert part.volume == pytest.approx(0.002)
+    spec = read_simplicial(p, materials={"pair": SolidMaterial(
+        young_modulus=1e6, poisson_ratio=0.3, density=1000.0)})
+    assert spec.describe()["parts"] == [{"name": "pair", "kind": "solid"}]
+    part, = describe_mesh_file(_cubes_obj(tmp_path / "open.obj", [(0, 0, 0)], drop=1)).parts
+    assert (part.closed, part.volume, part.kinds) == (False, 0.0, ("shell",))
+
+
 def test_the_mesh_command(capsys, tmp_path):
     assert main(["mesh", str(EXAMPLES / "sign.obj"), "--up", "y"]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -12,7 +12,7 @@ import numpy as np
 from ..extras import require
 
 __all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices", "tet_quality",
-           "enclosed_volume"]
+           "enclosed_volume", "odd_edges"]
 
 
 def _gmsh():
@@ -146,16 +146,28 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
     return new, tets
 
 
-def _check_closed(x: np.ndarray, f: np.ndarray) -> None:
-    """ValueError naming an edge of the triangles ``f`` [F, 3] that is on an odd number of
-    them (a closed surface has each edge on two, or on an even number where pieces touch)."""
+def odd_edges(f) -> np.ndarray:
+    """The edges [k, 2] (vertex pairs, sorted) of the triangles ``f`` [F, 3] that lie on an odd
+    number of them: none for a closed surface, whose edges are each on two triangles (or on an
+    even number, where closed pieces touch along an edge); a hole's rim otherwise.
+
+    >>> odd_edges([[0, 1, 2], [0, 2, 3]]).tolist()
+    [[0, 1], [0, 3], [1, 2], [2, 3]]
+    """
+    f = np.asarray(f, dtype=np.int64).reshape(-1, 3)
     e = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
     edges, count = np.unique(e, axis=0, return_counts=True)
-    odd = count % 2 == 1
-    if odd.any():
-        a, b = (int(v) for v in edges[np.argmax(odd)])
+    return edges[count % 2 == 1]
+
+
+def _check_closed(x: np.ndarray, f: np.ndarray) -> None:
+    """ValueError naming an edge of the triangles ``f`` [F, 3] that is on an odd number of
+    them (:func:`odd_edges`)."""
+    odd = odd_edges(f)
+    if len(odd):
+        a, b = (int(v) for v in odd[0])
         mid = ", ".join(f"{c:.6g}" for c in 0.5 * (x[a] + x[b]))
-        raise ValueError(f"the surface is not closed: {int(odd.sum())} of its edges are on an "
+        raise ValueError(f"the surface is not closed: {len(odd)} of its edges are on an "
                          f"odd number of its triangles, as the rim of a hole is (one: the edge "
                          f"of vertices {a} and {b}, its middle at ({mid})); it must be closed "
                          "and must not cross itself")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..geometry.tetmesh import enclosed_volume
+from ..geometry.tetmesh import enclosed_volume, odd_edges
 
 __all__ = ["PartInfo", "SubsetInfo", "MeshInfo", "describe_mesh_file", "near_misses",
            "NEAR_MISS"]
@@ -85,14 +85,11 @@ def _edges(lines, triangles, tets) -> set:
 
 
 def _closed_volume(x, triangles) -> tuple[bool, float]:
-    """(closed, enclosed volume [m^3]) of a triangle set: closed when every edge is shared by
-    exactly two triangles; the volume a solid's filling would have (cavities taken out)."""
+    """(closed, enclosed volume [m^3]) of a triangle set: closed as the reader takes a solid's
+    surface to be (no edge on an odd number of triangles: :func:`odd_edges`); the volume a
+    solid's filling would have (cavities taken out)."""
     t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    if not len(t):
-        return False, 0.0
-    e = np.sort(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]), axis=1)
-    _, count = np.unique(e, axis=0, return_counts=True)
-    if not np.all(count == 2):
+    if not len(t) or len(odd_edges(t)):
         return False, 0.0
     return True, enclosed_volume(x, t)
 
