@@ -245,7 +245,7 @@ def test_stages_without_what_rods_shells_and_solids_need(tmp_path):
         read_simplicial(p, materials={"pole": ROD})
     stage.RemovePrim("/root/pole")
     stage.GetRootLayer().Save()
-    with pytest.raises(ValueError, match=r"empty.usda: no Mesh or BasisCurves prim"):
+    with pytest.raises(ValueError, match=r"empty.usda: no Mesh, BasisCurves or TetMesh prim"):
         read_simplicial(p, materials={})
     curve = UsdGeom.BasisCurves.Define(stage, "/root/wire")
     curve.CreatePointsAttr([(0, 0, 0), (0, 0, float("nan"))])

@@ -12,16 +12,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["MeshPart", "FaceSubset", "FileParts", "fan_is_flat", "add_polygon", "check_finite",
-           "faces_part", "face_subset", "curves_part", "name_parts", "short_names"]
+           "faces_part", "tets_part", "face_subset", "curves_part", "name_parts", "short_names"]
 
 
 @dataclass
 class MeshPart:
-    """The elements of one part: ``edges`` [E, 2] and ``triangles`` [F, 3] (vertex indices
-    from 0), where in the file each came from (``edge_at``, ``triangle_at``: ``"line 12"`` in
-    an OBJ file, ``"/root/Flag/Plane, face 3"`` in a USD stage), where the part starts
-    (``at``) and, for a USD or Alembic mesh, the face of the mesh each triangle was cut from
-    (``triangle_face``: what a :class:`FaceSubset` counts)."""
+    """The elements of one part: ``edges`` [E, 2], ``triangles`` [F, 3] and ``tets`` [K, 4]
+    (vertex indices from 0; tetrahedra only from a USD ``TetMesh``), where in the file each
+    came from (``edge_at``, ``triangle_at``, ``tet_at``: ``"line 12"`` in an OBJ file,
+    ``"/root/Flag/Plane, face 3"`` in a USD stage), where the part starts (``at``) and, for a
+    USD or Alembic mesh, the face of the mesh each triangle was cut from (``triangle_face``:
+    what a :class:`FaceSubset` counts)."""
 
     at: str
     edges: list = field(default_factory=list)
@@ -29,6 +30,8 @@ class MeshPart:
     triangles: list = field(default_factory=list)
     triangle_at: list = field(default_factory=list)
     triangle_face: list = field(default_factory=list)
+    tets: list = field(default_factory=list)
+    tet_at: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,36 @@ def faces_part(where: str, counts, idx, x: np.ndarray, flip: bool, start: int,
         poly = idx[a:a + c][::-1] if flip else idx[a:a + c]
         add_polygon(part, (poly + start).tolist(), x[poly], f"{where}, face {k}", file)
         part.triangle_face += [k] * (c - 2)
+    return part
+
+
+def tets_part(where: str, idx, x: np.ndarray, flip: bool, start: int, file) -> MeshPart:
+    """The part of a tetrahedral mesh object at ``where`` (a USD ``TetMesh``): tetrahedra of
+    the points ``idx`` [K, 4] among its points ``x`` [n, 3] (world coordinates), the last two
+    of each swapped when ``flip`` (a left-handed mesh, or one mirrored by its transform),
+    vertex indices from ``start``.  ValueError naming ``file``, the object and the
+    tetrahedron for a mesh without tetrahedra, an index past the points, an inverted or flat
+    tetrahedron (volume <= 0 after ``flip``: the USD convention)."""
+    idx = np.asarray(idx, dtype=np.int64).reshape(-1, 4)
+    if not len(idx):
+        raise ValueError(f"{file}, {where}: a tetrahedral mesh without tetrahedra")
+    if not (0 <= idx.min() and idx.max() < len(x)):
+        k = int(np.argmax(((idx < 0) | (idx >= len(x))).any(axis=1)))
+        raise ValueError(f"{file}, {where}, tetrahedron {k}: a point of {idx[k].tolist()} does "
+                         f"not exist (the mesh has {len(x)} points)")
+    if flip:
+        idx = idx[:, [0, 1, 3, 2]]
+    e = [x[idx[:, j]] - x[idx[:, 0]] for j in (1, 2, 3)]
+    vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])) / 6.0
+    if (vol <= 0.0).any():
+        k = int(np.argmax(vol <= 0.0))
+        raise ValueError(f"{file}, {where}, tetrahedron {k}: points {idx[k].tolist()} are "
+                         f"{'inverted' if vol[k] < 0 else 'flat'} (volume {vol[k]:.3g} in "
+                         "file units; a right-handed mesh's tetrahedra have positive volume: "
+                         "swap two of its points, or mark the mesh left-handed)")
+    part = MeshPart(where)
+    part.tets = (idx + start).tolist()
+    part.tet_at = [f"{where}, tetrahedron {k}" for k in range(len(idx))]
     return part
 
 

@@ -11,17 +11,19 @@ Python.
 
 Wavefront ``.obj`` files (as Blender, Houdini and most modelling tools export them) are read too
 (:mod:`.obj_parts`): each object (``o``) or group (``g``) is a part, named as in the tool; its
-material says what it is: a rod part's lines (``l``, Blender's loose edges), a shell part's faces
-(``f``, polygons cut into triangles), or a solid part's closed surface of faces, which Gmsh fills
-with tetrahedra keeping the surface's vertices (:func:`strandlab.geometry.tetmesh.surface_tets`).
-So are USD stages (:mod:`.usd_parts`: a part per ``Mesh`` or linear ``BasisCurves`` prim, with
-the stage's transforms, units and up axis) and Alembic archives (:mod:`.abc_parts`: a part per
-``PolyMesh`` or linear ``Curves`` object), whose parts are named by their paths or by one name
-on them (:func:`~.mesh_parts.name_parts`); in these a material may also name a mesh's face
-subset (a USD ``GeomSubset``, an Alembic face set: Blender writes one per material slot, named
-after the material), whose faces then make a part of their own.  Tools write each object's
-vertices apart: vertices within ``weld`` of each other become one, so that parts modelled
-touching share their vertices, as the connections need.
+material says what it is: a rod part's lines (``l``, Blender's loose edges), a shell part's
+faces (``f``, polygons cut into triangles), or a solid part's closed surface of faces, which
+Gmsh fills with tetrahedra keeping the surface's vertices
+(:func:`strandlab.geometry.tetmesh.surface_tets`). So are USD stages (:mod:`.usd_parts`: a part
+per ``Mesh``, linear ``BasisCurves`` or ``TetMesh`` prim, with the stage's transforms, units and
+up axis; a ``TetMesh`` no material names fills the solid part whose surface its pieces bound,
+:mod:`.tet_fill`) and Alembic archives (:mod:`.abc_parts`: a part per ``PolyMesh`` or linear
+``Curves`` object), whose parts are named by their paths or by one name on them
+(:func:`~.mesh_parts.name_parts`); in these a material may also name a mesh's face subset (a USD
+``GeomSubset``, an Alembic face set: Blender writes one per material slot, named after the
+material), whose faces then make a part of their own. Tools write each object's vertices apart:
+vertices within ``weld`` of each other become one, so that parts modelled touching share their
+vertices, as the connections need.
 
 ``meshio`` and ``gmsh`` are optional dependencies (``pip install strandlab[mesh]``), imported when
 a file is read or written, or a solid is filled.
@@ -47,6 +49,7 @@ from .atomic import atomic_path, check_writable_folder
 from .mesh_info import near_misses
 from .mesh_parts import name_parts
 from .obj_parts import read_obj_parts
+from .tet_fill import TetFills
 from .usd_parts import USD_SUFFIXES, read_usd_parts
 
 __all__ = ["read_simplicial", "write_simplicial", "file_cells", "file_subsets",
@@ -61,6 +64,10 @@ _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
 _OBJ_KIND = {Material: "rod", ShellMaterial: "shell", SolidMaterial: "solid"}
+#: A tool part's element lists (:class:`~.mesh_parts.MeshPart`), one word for each.
+_WANT = ("edges", "triangles", "tets")
+_WORD = {"edges": "edge", "triangles": "face", "tets": "tetrahedron"}
+_TETS = "tetrahedra (a TetMesh prim)"
 #: What a rod part and a shell or solid part of an OBJ file, a USD stage or an Alembic archive
 #: take.
 _ELEMENTS = {".obj": ("lines (l)", "faces (f)"),
@@ -125,7 +132,8 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
         for rod parts, :class:`~strandlab.sim.simplicial.ShellMaterial`,
         :class:`~strandlab.sim.simplicial.SolidMaterial`); every tag used by a cell needs one.
         In an OBJ, USD or Alembic file the material also says what a part is: a rod's lines,
-        a shell's faces, or a solid's closed surface of faces, filled with tetrahedra; a USD
+        a shell's faces, or a solid's closed surface of faces, filled with tetrahedra (or a
+        USD ``TetMesh``'s tetrahedra, as they are); a USD
         or Alembic part is named by its path or one name on it
         (:func:`~.mesh_parts.name_parts`).
     connections, holds : as :class:`~strandlab.sim.simplicial.SimplicialSpec`; a connection's
@@ -187,7 +195,8 @@ def file_cells(path, *, up: str | None = None, weld: float = 1e-6,
     returns the vertices as written [N, 3], the vertices in metres in strandlab's axes [V, 3]
     (an OBJ, USD or Alembic file's welded) and ``{part name: (lines [E, 2], triangles [F, 3],
     tetrahedra [K, 4])}`` over them, in the file's order of parts (a USD or Alembic part named
-    by its path; such a file's solid surface is not filled here)."""
+    by its path; such a file's solid surface is not filled here: its tetrahedra are a USD
+    ``TetMesh``'s)."""
     return file_contents(path, up=up, weld=weld, scale=scale)[:3]
 
 
@@ -210,9 +219,8 @@ def file_contents(path, *, up: str | None = None, weld: float = 1e-6,
     if p.suffix.lower() in TOOL_SUFFIXES:
         src = _welded_parts(p, weld)
         for key, part in src.parts.items():
-            cells[key] = (src.index[np.asarray(part.edges, dtype=np.int64).reshape(-1, 2)],
-                          src.index[np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)],
-                          np.zeros((0, 4), dtype=np.int64))
+            cells[key] = tuple(src.index[np.asarray(getattr(part, w), dtype=np.int64)
+                                         .reshape(-1, n)] for w, n in zip(_WANT, (2, 3, 4)))
         return src.x_file, _placed(src.x, up, scale, src), cells, _subsets(src)
     mesh = _read_mesh(p)
     for _, key, cell_type, sel, _ in _tagged_cells(p, mesh):
@@ -319,10 +327,16 @@ def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
     solids after them), its cells by kind, and the row of each file vertex among them."""
     parts, x, index = src.parts, src.x, src.index
     welded = x
-    elements = _ELEMENTS.get(p.suffix.lower(), _ELEMENTS[".usd"])
+    elements = _ELEMENTS.get(p.suffix.lower(), _ELEMENTS[".usd"]) + (_TETS,)
     cells = {"rod": [], "shell": [], "solid": []}
+    fills = TetFills()
+    for key, part in parts.items():
+        if part.tets and materials.get(key) is None:
+            fills.add(key, index[np.asarray(part.tets, dtype=np.int64)])
     for tag, (key, part) in enumerate(parts.items(), start=1):
         mat = materials.get(key)
+        if mat is None and part.tets:
+            continue                    # tetrahedra for a solid's surface: fills, below
         if mat is None:
             raise ValueError(f"{p}, {part.at}: part {key!r} has no material (give one in "
                              f"materials={_stray(materials, parts)})")
@@ -330,24 +344,29 @@ def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
         if kind is None:
             raise ValueError(f"{p}: part {key!r}: {type(mat).__name__} is not a material of a "
                              "rod, shell or solid part")
-        want, other = (("edges", "triangles") if kind == "rod" else ("triangles", "edges"))
-        if getattr(part, other):
-            at = getattr(part, other[:-1] + "_at")[0]
+        want = _WANT[0] if kind == "rod" else _WANT[2] if part.tets and kind == "solid" \
+            else _WANT[1]
+        has = next((k for k, w in enumerate(_WANT) if w != want and getattr(part, w)), None)
+        if has is not None:
+            at = getattr(part, _WANT[has][:-1] + "_at")[0]
             raise ValueError(f"{p}, {at}: part {key!r} is a {kind} part (its material "
                              f"a {type(mat).__name__}), which takes "
-                             f"{elements[kind != 'rod']}, not {elements[kind == 'rod']}")
+                             f"{elements[_WANT.index(want)]}, not {elements[has]}")
         if not getattr(part, want):
             raise ValueError(f"{p}: part {key!r} is a {kind} part and has no "
-                             f"{elements[kind != 'rod']}")
+                             f"{elements[_WANT.index(want)]}")
         sel = index[np.asarray(getattr(part, want), dtype=np.int64)]
         same = (sel[:, :, None] == sel[:, None, :]).sum(axis=(1, 2)) > sel.shape[1]
         if same.any():
             k = int(np.nonzero(same)[0][0])
             at = getattr(part, want[:-1] + "_at")[k]
             raise ValueError(f"{p}, {at}: part {key!r}: two vertices of this "
-                             f"{'edge' if kind == 'rod' else 'face'} are within the welding "
+                             f"{_WORD[want]} are within the welding "
                              f"distance {weld:g} of each other")
-        if kind == "solid":
+        filled = fills.take(sel) if kind == "solid" and want == "triangles" else None
+        if filled is not None:
+            sel = filled
+        elif kind == "solid" and want == "triangles":
             try:
                 new, sel = surface_tets(x, sel)
             except ValueError as exc:
@@ -364,8 +383,13 @@ def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
                               "triangle fans); slivers make the solve ill-conditioned",
                               stacklevel=3)
         cells[kind].append((tag, key, mat, sel))
-    members = {key: index[np.asarray(part.edges + part.triangles, dtype=np.int64).ravel()]
-               for key, part in parts.items()}
+    for key in fills.unused():
+        raise ValueError(f"{p}, {parts[key].at}: part {key!r} has no material, and its "
+                         "tetrahedra fill no solid part's surface of the file (give it one in "
+                         f"materials={_stray(materials, parts)})")
+    members = {key: index[np.asarray(part.edges + part.triangles + part.tets,
+                                     dtype=np.int64).ravel()]
+               for key, part in parts.items() if materials.get(key) is not None}
     for a, b, dist in near_misses(welded, members):
         warnings.warn(f"{p}: parts {a!r} and {b!r} come within {dist:.3g} (file units) of each "
                       f"other without sharing a vertex there: not joined (a larger weld, "

@@ -4,7 +4,8 @@ rod/shell/solid mesh.
 Each ``Mesh`` prim is a part (its faces: a shell's triangles, or a solid's closed surface;
 polygons cut into fans of triangles from their first corner, a polygon whose fan would fold
 refused) and each ``BasisCurves`` prim of ``type = "linear"`` a part (its curves: a rod's
-edges; a ``periodic`` curve closed), named by the prim's path.  Points are read at the stage's
+edges; a ``periodic`` curve closed), and each ``TetMesh`` prim a part (its tetrahedra: a
+solid's, kept as they are), named by the prim's path.  Points are read at the stage's
 earliest time sample, placed by the prims' transforms (the stage's world coordinates); the
 stage's ``upAxis`` and ``metersPerUnit`` come with them.  The faces of a left-handed mesh
 (Houdini's), or of a mesh mirrored by its transform, are turned right-handed.  A mesh's face
@@ -16,7 +17,8 @@ Refused, naming the file and the prim: a mesh without faces (Blender's USD expor
 mesh's loose edges: a rod drawn as edges is exported as a curve, Object > Convert > Curve), a
 cubic curve (rods are polylines: Blender's Poly splines, Houdini's polylines), a face of fewer
 than three corners, an index past the points, a point that is not finite, a subset's index past
-the faces.
+the faces, a tetrahedron past the points, or inverted or flat (its volume not positive in the
+prim's ``orientation``).
 
 A material names a part by the part's path or by one name on that path that no other part's
 path has (:func:`~.mesh_parts.name_parts`): Blender writes an object as
@@ -28,7 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .mesh_parts import FileParts, check_finite, curves_part, face_subset, faces_part
+from .mesh_parts import (
+    FileParts,
+    check_finite,
+    curves_part,
+    face_subset,
+    faces_part,
+    tets_part,
+)
 from .usd import open_stage, pxr_modules, read_curves, world_transform
 
 __all__ = ["read_usd_parts", "USD_SUFFIXES"]
@@ -47,6 +56,18 @@ def _mesh_part(m, UsdGeom, tc, start: int, p: Path):
         (np.linalg.det(xf[:3, :3]) < 0.0)
     return x, faces_part(where, m.GetFaceVertexCountsAttr().Get(tc) or [],
                          m.GetFaceVertexIndicesAttr().Get(tc) or [], x, flip, start, p)
+
+
+def _tet_part(t, UsdGeom, tc, start: int, p: Path):
+    """The world points [n, 3] and the part of the ``TetMesh`` prim ``t``."""
+    where = str(t.GetPath())
+    pts = np.asarray(t.GetPointsAttr().Get(tc) or [], dtype=np.float64).reshape(-1, 3)
+    xf = world_transform(t, tc)
+    x = check_finite(pts @ xf[:3, :3] + xf[3, :3], p, where)
+    mirrored = np.linalg.det(xf[:3, :3]) < 0.0
+    flip = (t.GetOrientationAttr().Get(tc) == UsdGeom.Tokens.leftHanded) != mirrored
+    return x, tets_part(where, np.asarray(t.GetTetVertexIndicesAttr().Get(tc) or [],
+                                          dtype=np.int64), x, flip, start, p)
 
 
 def _face_subsets(m, UsdGeom, tc, part, p: Path) -> dict:
@@ -89,14 +110,16 @@ def read_usd_parts(path) -> FileParts:
             subsets.update(_face_subsets(UsdGeom.Mesh(prim), UsdGeom, tc, part, p))
         elif prim.IsA(UsdGeom.BasisCurves):
             x, part = _curve_part(UsdGeom.BasisCurves(prim), UsdGeom, tc, start, p)
+        elif hasattr(UsdGeom, "TetMesh") and prim.IsA(UsdGeom.TetMesh):
+            x, part = _tet_part(UsdGeom.TetMesh(prim), UsdGeom, tc, start, p)
         else:
             continue
         parts[part.at] = part
         xs.append(x)
         start += len(x)
     if not parts:
-        raise ValueError(f"{p}: no Mesh or BasisCurves prim: nothing to read as rods, shells "
-                         "or solids")
+        raise ValueError(f"{p}: no Mesh, BasisCurves or TetMesh prim: nothing to read as "
+                         "rods, shells or solids")
     up = "y" if UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.y else "z"
     return FileParts(np.concatenate(xs), parts, up, float(UsdGeom.GetStageMetersPerUnit(stage)),
                      subsets)

@@ -1,0 +1,92 @@
+"""Tetrahedra a file already has, for the solids it describes by their surfaces.
+
+A USD stage may hold a ``TetMesh`` prim whose tetrahedra fill a solid that one of its ``Mesh``
+prims (or a face subset of one) bounds: strandlab's own export writes each rod/shell/solid
+mesh's solid boundary faces into its ``Mesh`` and the tetrahedra into a ``TetMesh`` at the
+same points.  :class:`TetFills` holds the pieces of such tetrahedra (tetrahedra joined through
+their faces) and gives a solid part whose closed surface is exactly the boundary of some of
+them those tetrahedra, instead of a new filling by Gmsh: the solid reads back as it was
+simulated, its interior vertices included.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..sim.simplicial import boundary_faces
+
+__all__ = ["TetFills", "tet_pieces"]
+
+#: The faces of a tetrahedron (a, b, c, d), by vertex slot.
+_FACES = np.array([[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]])
+
+
+def tet_pieces(tets) -> np.ndarray:
+    """The piece of each tetrahedron of ``tets`` [K, 4] (tetrahedra sharing a face are in one
+    piece; sharing only an edge or a vertex is not enough), numbered from 0 in order of first
+    appearance, int [K].
+
+    >>> tet_pieces([[0, 1, 2, 3], [1, 2, 3, 4], [4, 5, 6, 7], [3, 4, 8, 9]]).tolist()
+    [0, 0, 1, 2]
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    t = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
+    if not len(t):
+        return np.zeros(0, dtype=np.int64)
+    faces = np.sort(t[:, _FACES].reshape(-1, 3), axis=1)
+    _, face = np.unique(faces, axis=0, return_inverse=True)
+    rows = np.repeat(np.arange(len(t)), 4)
+    graph = coo_matrix((np.ones(rows.size), (rows, face.ravel())),
+                       shape=(len(t), int(face.max()) + 1)).tocsr()
+    _, label = connected_components(graph @ graph.T, directed=False)
+    _, first, inv = np.unique(label, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inv.ravel()]
+
+
+def _face_set(triangles) -> frozenset:
+    return frozenset(map(tuple, np.sort(np.asarray(triangles, dtype=np.int64).reshape(-1, 3),
+                                        axis=1).tolist()))
+
+
+class TetFills:
+    """The pieces (:func:`tet_pieces`) of tetrahedral parts no material names, each filling
+    at most one solid part.
+
+    >>> fills = TetFills()
+    >>> fills.add("tets", [[0, 1, 2, 3]])
+    >>> fills.take([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]).tolist()
+    [[0, 1, 2, 3]]
+    >>> fills.take([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]) is None     # used
+    True
+    """
+
+    def __init__(self):
+        self._pieces: list = []     # [boundary face set, tets [k, 4], part key, used]
+
+    def add(self, key, tets) -> None:
+        """The pieces of the tetrahedra ``tets`` [K, 4] (welded vertex indices) of the part
+        ``key``."""
+        t = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
+        piece = tet_pieces(t)
+        for k in range(int(piece.max()) + 1 if len(t) else 0):
+            tp = t[piece == k]
+            self._pieces.append([_face_set(boundary_faces(tp)), tp, key, False])
+
+    def take(self, triangles):
+        """The tetrahedra [K, 4] of the unused pieces whose boundaries together are exactly the
+        closed surface ``triangles`` [F, 3] (each face once), marked used; None when no such
+        pieces are held (the surface is then filled anew)."""
+        want = _face_set(triangles)
+        if len(want) != len(triangles):
+            return None
+        hit = [p for p in self._pieces if not p[3] and p[0] <= want]
+        if not hit or frozenset().union(*(p[0] for p in hit)) != want:
+            return None
+        for p in hit:
+            p[3] = True
+        return np.concatenate([p[1] for p in hit])
+
+    def unused(self) -> list:
+        """The keys of the parts with a piece that filled nothing, in order, each once."""
+        return list(dict.fromkeys(p[2] for p in self._pieces if not p[3]))

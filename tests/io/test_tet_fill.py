@@ -1,0 +1,182 @@
+"""Tetrahedra a USD stage already has: a ``TetMesh`` prim read as a solid part as it is, and an
+export's ``TetMesh`` filling its solid parts when the export is read back, instead of Gmsh."""
+import doctest
+
+import numpy as np
+import pytest
+import run_fixtures as rf
+from pxr import Gf, Usd, UsdGeom  # usd-core: in the test extra
+
+from strandlab.io import tet_fill
+from strandlab.io.mesh_info import describe_mesh_file
+from strandlab.io.simplicial import read_simplicial
+from strandlab.io.tet_fill import TetFills, tet_pieces
+from strandlab.io.usd import write_usd
+from strandlab.mixed.solver import MixedSettings
+from strandlab.sim.builder import SceneBuilder
+from strandlab.sim.material import Material
+from strandlab.sim.runner import Simulation
+from strandlab.sim.simplicial import ShellMaterial, SimplicialBuilder, SolidMaterial
+
+JELLY = SolidMaterial(1e6, 0.3, 1000.0)
+WIRE = Material(young_modulus=1e8, density=1000.0, radius=1e-3)
+QUADS = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
+
+
+def _cube(corner, side=0.1):
+    """A cube's 8 corners and its centre [9, 3], and its 12 tetrahedra about the centre
+    (vertex 8), each of positive volume."""
+    c = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=float)
+    x = np.r_[c, [[0.5, 0.5, 0.5]]] * side + np.asarray(corner, dtype=float)
+    tets = []
+    for q in QUADS:                 # each face (outward) split in two, joined to the centre
+        for tri in ([q[0], q[2], q[1]], [q[0], q[3], q[2]]):
+            tets.append(tri + [8])
+    t = np.array(tets)
+    e = [x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3)]
+    vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2]))
+    t[vol < 0] = t[vol < 0][:, [0, 2, 1, 3]]
+    return x, t
+
+
+def test_pieces_join_through_faces_only():
+    assert tet_pieces([[0, 1, 2, 3], [1, 2, 3, 4], [3, 4, 5, 6], [7, 8, 9, 10]]).tolist() == \
+        [0, 0, 1, 2]                                    # 1-2-3 shared; 3-4 an edge only
+    assert tet_pieces(np.zeros((0, 4), int)).tolist() == []
+    _, t = _cube((0, 0, 0))
+    assert set(tet_pieces(t).tolist()) == {0}
+
+
+def test_fills_take_whole_pieces_once():
+    from strandlab.sim.simplicial import boundary_faces
+
+    xa, ta = _cube((0, 0, 0))
+    tb = _cube((1, 0, 0))[1] + 9
+    fills = TetFills()
+    fills.add("tets", np.r_[ta, tb])
+    assert fills.take(boundary_faces(ta)[:-1]) is None       # not the whole boundary
+    assert fills.take(np.r_[boundary_faces(ta), boundary_faces(ta)[:1]]) is None   # a face twice
+    got = fills.take(boundary_faces(tb))
+    assert sorted(map(tuple, got.tolist())) == sorted(map(tuple, tb.tolist()))
+    assert fills.unused() == ["tets"]
+    assert fills.take(boundary_faces(tb)) is None             # used
+    both = TetFills()
+    both.add("tets", np.r_[ta, tb])
+    assert len(both.take(np.r_[boundary_faces(ta), boundary_faces(tb)])) == 24    # two pieces
+    assert both.unused() == []
+
+
+def test_the_docstring_examples_hold():
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for t in finder.find(tet_fill):
+        runner.run(t)
+    assert runner.failures == 0 and runner.tries >= 3
+
+
+def _blocks_simulation() -> Simulation:
+    """A mesh ``box`` of three cubes of 12 tetrahedra about their centres: ``core`` and ``lid``
+    share a face, ``far`` stands apart; a cloth ``flag`` on the far cube's top edge."""
+    from strandlab.geometry.tetmesh import weld_vertices
+
+    xs, ts, n = [], [], 0
+    for corner in ((0, 0, 0), (0.1, 0, 0), (0.5, 0, 0)):
+        x, t = _cube(corner)
+        xs.append(x)
+        ts.append(t + n)
+        n += len(x)
+    x, index = weld_vertices(np.concatenate(xs + [[[0.55, 0.0, 0.3]]]), 1e-9)
+    at = {tuple(np.round(p, 9)): k for k, p in enumerate(x.tolist())}
+    mb = SimplicialBuilder(x, name="box")
+    for name, t in zip(("core", "lid", "far"), ts):
+        mb.add_solids(index[t], material=JELLY, name=name)
+    mb.add_shells([[at[(0.5, 0.0, 0.1)], at[(0.6, 0.0, 0.1)], len(x) - 1]],
+                  material=ShellMaterial(1e7, 0.3, 1e-3, 1000.0), name="flag")
+    b = SceneBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_simplicial_mesh(mb.build())
+    return Simulation("blocks", b.build(), MixedSettings(), 1.0 / rf.FPS, 1, solver="mixed")
+
+
+def _tet_points(x, tets) -> list:
+    return sorted(tuple(sorted(map(tuple, np.round(x[t], 5).tolist()))) for t in tets)
+
+
+def test_an_export_reads_back_with_its_own_tetrahedra(tmp_path):
+    sim = _blocks_simulation()
+    spec0 = sim.scene.simplicial[0]
+    path = write_usd(tmp_path / "blocks.usda", rf.moved(sim, 1))
+    shell = ShellMaterial(1e7, 0.3, 1e-3, 1000.0)
+    spec = read_simplicial(path, materials={"far": JELLY, "box": JELLY, "flag": shell})
+    assert [(pt.name, pt.kind) for pt in spec.parts] == [("flag", "shell"), ("box", "solid"),
+                                                        ("far", "solid")]
+    assert len(spec.vertices) == len(spec0.vertices)          # the centres are back
+    for name, parts in (("far", ["far"]), ("box", ["core", "lid"])):
+        want = np.concatenate([spec0.tets[spec0.tet_part == spec0.part_index(q)]
+                               for q in parts])
+        got = spec.tets[spec.tet_part == spec.part_index(name)]
+        assert _tet_points(spec.vertices, got) == _tet_points(spec0.vertices, want), name
+    # named by their own subsets, the touching cubes are not closed, and Gmsh says so
+    with pytest.raises(ValueError, match="part 'core': the surface is not closed"):
+        read_simplicial(path, materials={"far": JELLY, "core": JELLY, "lid": JELLY,
+                                         "flag": shell})
+
+
+def _stage(path, tets, *, orientation="rightHanded", scale=1.0, rod=True, pts=None):
+    """A stage as a tool writes one: a TetMesh ``/geo/jelly`` (a unit-ish cube of 12
+    tetrahedra, scaled by its transform) and a rod ``/geo/wire`` standing on its top corner."""
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    x, _ = _cube((0, 0, 0), side=1.0)
+    t = UsdGeom.TetMesh.Define(stage, "/geo/jelly")
+    t.CreatePointsAttr([Gf.Vec3f(*p) for p in (x if pts is None else pts)])
+    t.CreateTetVertexIndicesAttr([Gf.Vec4i(*map(int, r)) for r in tets])
+    t.CreateOrientationAttr(orientation)
+    t.AddScaleOp().Set(Gf.Vec3f(scale, scale, scale))
+    if rod:
+        c = UsdGeom.BasisCurves.Define(stage, "/geo/wire")
+        c.CreateTypeAttr(UsdGeom.Tokens.linear)
+        c.CreatePointsAttr([Gf.Vec3f(scale, scale, scale), Gf.Vec3f(scale, scale, 2 * scale)])
+        c.CreateCurveVertexCountsAttr([2])
+    stage.Save()
+    return path
+
+
+def test_a_tetmesh_prim_is_a_solid_as_it_is(tmp_path):
+    x, t = _cube((0, 0, 0), side=1.0)
+    p = _stage(tmp_path / "jelly.usda", t, scale=0.1)
+    spec = read_simplicial(p, materials={"jelly": JELLY, "wire": WIRE})
+    assert [(pt.name, pt.kind) for pt in spec.parts] == [("wire", "rod"), ("jelly", "solid")]
+    assert len(spec.vertices) == 10 and len(spec.tets) == 12      # the rod's foot welded
+    assert _tet_points(spec.vertices, spec.tets) == _tet_points(0.1 * x, t)
+    info = describe_mesh_file(p)
+    jelly = next(q for q in info.parts if q.name == "/geo/jelly")
+    assert (jelly.tetrahedra, jelly.vertices, jelly.kinds) == (12, 9, ("solid",))
+    assert jelly.volume == pytest.approx(1e-3, rel=1e-6)
+    assert info.touching == (("/geo/jelly", "/geo/wire", 1, 0),)
+    # a left-handed mesh's tetrahedra are turned right-handed
+    p = _stage(tmp_path / "left.usda", t[:, [0, 1, 3, 2]], orientation="leftHanded")
+    spec = read_simplicial(p, materials={"jelly": JELLY, "wire": WIRE})
+    assert _tet_points(spec.vertices, spec.tets) == _tet_points(x, t)
+
+
+@pytest.mark.parametrize("make, materials, message", [
+    (lambda t: dict(tets=t[:, [0, 1, 3, 2]]), {"jelly": JELLY, "wire": WIRE},
+     r"/geo/jelly, tetrahedron 0: points \[.*\] are inverted \(volume -0.0833"),
+    (lambda t: dict(tets=np.r_[t, [[0, 1, 2, 2]]]), {"jelly": JELLY, "wire": WIRE},
+     r"/geo/jelly, tetrahedron 12: points \[0, 1, 2, 2\] are flat"),
+    (lambda t: dict(tets=np.r_[t, [[0, 1, 2, 9]]]), {"jelly": JELLY, "wire": WIRE},
+     r"/geo/jelly, tetrahedron 12: a point of \[0, 1, 2, 9\] does not exist \(the mesh has "
+     r"9 points\)"),
+    (lambda t: dict(tets=t), {"jelly": ShellMaterial(1e7, 0.3, 1e-3, 1000.0), "wire": WIRE},
+     r"/geo/jelly, tetrahedron 0: part 'jelly' is a shell part .* which takes faces \(a Mesh "
+     r"prim\), not tetrahedra \(a TetMesh prim\)"),
+    (lambda t: dict(tets=t), {"wire": WIRE},
+     r"/geo/jelly: part '/geo/jelly' has no material, and its tetrahedra fill no solid"),
+    (lambda t: dict(tets=t, pts=np.r_[_cube((0, 0, 0), 1.0)[0][:8], [[np.nan, 0, 0]]]),
+     {"jelly": JELLY, "wire": WIRE}, r"/geo/jelly: point 8 is not finite"),
+])
+def test_tetmesh_mistakes_name_the_prim(tmp_path, make, materials, message):
+    _, t = _cube((0, 0, 0), side=1.0)
+    p = _stage(tmp_path / "bad.usda", **make(t))
+    with pytest.raises(ValueError, match=message):
+        read_simplicial(p, materials=materials)
