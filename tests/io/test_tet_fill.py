@@ -55,6 +55,8 @@ def test_fills_take_whole_pieces_once():
     fills = TetFills()
     fills.add("tets", np.r_[ta, tb])
     assert fills.take(boundary_faces(ta)[:-1]) is None       # not the whole boundary
+    tc = _cube((2, 0, 0))[1] + 18                             # a cube not held
+    assert fills.take(np.r_[boundary_faces(ta), boundary_faces(tc)]) is None
     assert fills.take(np.r_[boundary_faces(ta), boundary_faces(ta)[:1]]) is None   # a face twice
     got = fills.take(boundary_faces(tb))
     assert sorted(map(tuple, got.tolist())) == sorted(map(tuple, tb.tolist()))
