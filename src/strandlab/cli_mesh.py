@@ -37,12 +37,18 @@ def _can_be(part) -> str:
     words = []
     for k in part.kinds:
         if k == "solid" and part.closed and not part.tetrahedra:
-            words.append(f"a solid (closed, {part.volume:.4g} m^3)")
+            words.append(f"a solid (closed, {part.volume:.4g} m^3{_filled(part)})")
         elif k == "solid":
-            words.append(f"a solid ({part.volume:.4g} m^3)")
+            words.append(f"a solid ({part.volume:.4g} m^3)"
+                         + (f"; without a material, it fills {part.fill}" if part.fill else ""))
         else:
             words.append(f"a {k}")
     return ", or ".join(words)
+
+
+def _filled(surface) -> str:
+    """``"; filled with the tetrahedra of X"`` for a closed surface a tetrahedral part fills."""
+    return f"; filled with the tetrahedra of {surface.fill}" if surface.fill else ""
 
 
 def format_mesh_info(info) -> list[str]:
@@ -81,7 +87,7 @@ def format_mesh_info(info) -> list[str]:
         wide = max(len(s.name) for s in info.subsets)
         last = [s.name.rsplit("/", 1)[-1] for s in info.subsets]
         for s, name in zip(info.subsets, last):
-            can = (f"a shell, or a solid (closed, {s.volume:.4g} m^3)" if s.closed
+            can = (f"a shell, or a solid (closed, {s.volume:.4g} m^3{_filled(s)})" if s.closed
                    else "a shell")
             # its own name names it when no other subset has it
             out.append(f"  {s.name:<{wide}}  {name if last.count(name) == 1 else s.name}: "

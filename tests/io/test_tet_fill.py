@@ -8,6 +8,7 @@ import run_fixtures as rf
 from pxr import Gf, Usd, UsdGeom  # usd-core: in the test extra
 
 from strandlab.io import tet_fill
+from strandlab.cli_mesh import format_mesh_info
 from strandlab.io.mesh_info import describe_mesh_file
 from strandlab.io.simplicial import read_simplicial
 from strandlab.io.tet_fill import TetFills, tet_pieces
@@ -116,6 +117,17 @@ def test_an_export_reads_back_with_its_own_tetrahedra(tmp_path):
                                for q in parts])
         got = spec.tets[spec.tet_part == spec.part_index(name)]
         assert _tet_points(spec.vertices, got) == _tet_points(spec0.vertices, want), name
+    # the listing says which surface the TetMesh fills: the far cube's subset; the touching
+    # cubes' subsets are not closed, and the mesh's whole surface has the flag
+    info = describe_mesh_file(path)
+    tets, = (q for q in info.parts if q.tetrahedra)
+    far, = (q for q in info.subsets if q.name.endswith("/far"))
+    assert (tets.name, tets.fill, far.fill) == ("/strandlab/tetmeshes/box_tets", far.name,
+                                                tets.name)
+    assert [q.fill for q in info.subsets if q is not far] == ["", "", ""]
+    lines = "\n".join(format_mesh_info(info))
+    assert f"(closed, 0.001 m^3; filled with the tetrahedra of {tets.name})" in lines
+    assert f"(0.003 m^3); without a material, it fills {far.name}" in lines
     # named by their own subsets, the touching cubes are not closed, and Gmsh says so
     with pytest.raises(ValueError, match="part 'core': the surface is not closed"):
         read_simplicial(path, materials={"far": JELLY, "core": JELLY, "lid": JELLY,

@@ -5,7 +5,7 @@ mesh made in a modelling tool (OBJ, USD, Alembic: :mod:`.mesh_parts`) or Gmsh / 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,9 @@ class PartInfo:
     edge shared by exactly two: it can be a solid's surface) and the ``volume`` they enclose
     [m^3] (closed surfaces; of the tetrahedra for a part that has them), and the kinds it can
     take (``kinds``; none when it mixes lines with triangles or tetrahedra: a part is one
-    kind)."""
+    kind); ``fill``: for a closed surface, the part whose tetrahedra fill it when no material
+    names that part (a USD ``TetMesh``, :mod:`.tet_fill`), for such a part the surfaces it
+    fills (comma-separated); else empty."""
 
     name: str
     lines: int
@@ -37,20 +39,23 @@ class PartInfo:
     closed: bool
     volume: float
     kinds: tuple
+    fill: str = ""
 
 
 @dataclass(frozen=True)
 class SubsetInfo:
     """A face subset of a USD or Alembic mesh (:class:`~.mesh_parts.FaceSubset`): its path
     (``name``), its mesh's part (``mesh``), its ``triangles``, whether they are ``closed`` and
-    the ``volume`` they enclose [m^3] (a solid's when closed).  A material that names it makes
-    its faces a part of their own."""
+    the ``volume`` they enclose [m^3] (a solid's when closed) and the part whose tetrahedra
+    fill it (``fill``, as :class:`PartInfo`'s).  A material that names it makes its faces a
+    part of their own."""
 
     name: str
     mesh: str
     triangles: int
     closed: bool
     volume: float
+    fill: str = ""
 
 
 @dataclass(frozen=True)
@@ -166,7 +171,32 @@ def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
                 touching.append((a, b, shared, len(edges[a] & edges[b])))
     lower, upper = x.min(axis=0), x.max(axis=0)
     near = near_misses(x, {n: sorted(v) for n, v in verts.items()})
-    subsets = tuple(SubsetInfo(name, mesh, len(tri), *_closed_volume(x, tri))
-                    for name, (mesh, tri) in file_subsets.items())
+    subsets = [SubsetInfo(name, mesh, len(tri), *_closed_volume(x, tri))
+               for name, (mesh, tri) in file_subsets.items()]
+    surfaces = {pt.name: cells[pt.name][1] for pt in parts} | \
+        {s.name: file_subsets[s.name][1] for s in subsets}
+    fill = _fills(cells, surfaces, {pt.name for pt in parts if pt.closed}
+                  | {s.name for s in subsets if s.closed})
+    parts = [replace(pt, fill=fill.get(pt.name, "")) for pt in parts]
+    subsets = tuple(replace(s, fill=fill.get(s.name, "")) for s in subsets)
     return MeshInfo(p, len(x_file), len(x), tuple(lower.tolist()), tuple(upper.tolist()),
                     tuple(parts), tuple(touching), tuple(near), subsets)
+
+
+def _fills(cells: dict, surfaces: dict, closed) -> dict:
+    """Which closed surfaces (``closed``, names of ``surfaces``: triangles by part or subset)
+    the tetrahedral parts of ``cells`` fill (:class:`~.tet_fill.TetFills`): the filling part's
+    name by surface, and the surfaces (comma-separated) by filling part."""
+    from .tet_fill import TetFills
+
+    fills = TetFills()
+    for name, (lines, triangles, tets) in cells.items():
+        if len(tets) and not len(lines) and not len(triangles):
+            fills.add(name, tets)
+    out: dict = {}
+    for name in surfaces:
+        if name in closed:
+            for key in fills.take_parts(surfaces[name]) or ():
+                out[name] = ", ".join(filter(None, [out.get(name, ""), key]))
+                out[key] = ", ".join(filter(None, [out.get(key, ""), name]))
+    return out

@@ -73,10 +73,8 @@ class TetFills:
             tp = t[piece == k]
             self._pieces.append([_face_set(boundary_faces(tp)), tp, key, False])
 
-    def take(self, triangles):
-        """The tetrahedra [K, 4] of the unused pieces whose boundaries together are exactly the
-        closed surface ``triangles`` [F, 3] (each face once), marked used; None when no such
-        pieces are held (the surface is then filled anew)."""
+    def _match(self, triangles):
+        """The unused pieces whose boundaries together are exactly ``triangles``, or None."""
         want = _face_set(triangles)
         if len(want) != len(triangles):
             return None
@@ -85,7 +83,20 @@ class TetFills:
             return None
         for p in hit:
             p[3] = True
-        return np.concatenate([p[1] for p in hit])
+        return hit
+
+    def take(self, triangles):
+        """The tetrahedra [K, 4] of the unused pieces whose boundaries together are exactly the
+        closed surface ``triangles`` [F, 3] (each face once), marked used; None when no such
+        pieces are held (the surface is then filled anew)."""
+        hit = self._match(triangles)
+        return None if hit is None else np.concatenate([p[1] for p in hit])
+
+    def take_parts(self, triangles):
+        """As :meth:`take`, but the keys of the parts the pieces come from (each once, in
+        order) instead of their tetrahedra."""
+        hit = self._match(triangles)
+        return None if hit is None else list(dict.fromkeys(p[2] for p in hit))
 
     def unused(self) -> list:
         """The keys of the parts with a piece that filled nothing, in order, each once."""
