@@ -82,16 +82,19 @@ def format_mesh_info(info) -> list[str]:
         out.append(f"near miss: {a} - {b} come within {dist:.3g} m without sharing a vertex "
                    "there: not joined (a larger --weld joins them)")
     if info.subsets:
-        out.append("face subsets (a material that names one, by its path or its name, makes "
-                   "its faces a part of their own):")
+        tets = any(s.tetrahedra for s in info.subsets)
+        out.append(("face and tetrahedron subsets" if tets else "face subsets")
+                   + " (a material that names one, by its path or its name, makes its "
+                   + ("elements" if tets else "faces") + " a part of their own):")
         wide = max(len(s.name) for s in info.subsets)
         last = [s.name.rsplit("/", 1)[-1] for s in info.subsets]
         for s, name in zip(info.subsets, last):
             can = (f"a shell, or a solid (closed, {s.volume:.4g} m^3{_filled(s)})" if s.closed
-                   else "a shell")
+                   else f"a solid ({s.volume:.4g} m^3)" if s.tetrahedra else "a shell")
+            what = f"{s.tetrahedra} tetrahedra" if s.tetrahedra else f"{s.triangles} triangles"
             # its own name names it when no other subset has it
             out.append(f"  {s.name:<{wide}}  {name if last.count(name) == 1 else s.name}: "
-                       f"{s.triangles} triangles of {s.mesh}, can be {can}")
+                       f"{what} of {s.mesh}, can be {can}")
     return out
 
 

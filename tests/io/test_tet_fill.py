@@ -7,8 +7,8 @@ import pytest
 import run_fixtures as rf
 from pxr import Gf, Usd, UsdGeom  # usd-core: in the test extra
 
-from strandlab.io import tet_fill
 from strandlab.cli_mesh import format_mesh_info
+from strandlab.io import tet_fill
 from strandlab.io.mesh_info import describe_mesh_file
 from strandlab.io.simplicial import read_simplicial
 from strandlab.io.tet_fill import TetFills, tet_pieces
@@ -192,5 +192,65 @@ def test_a_tetmesh_prim_is_a_solid_as_it_is(tmp_path):
 def test_tetmesh_mistakes_name_the_prim(tmp_path, make, materials, message):
     _, t = _cube((0, 0, 0), side=1.0)
     p = _stage(tmp_path / "bad.usda", **make(t))
+    with pytest.raises(ValueError, match=message):
+        read_simplicial(p, materials=materials)
+
+
+def _two_cubes_stage(path, subsets):
+    """A TetMesh ``/geo/jelly`` of two cubes of 12 tetrahedra sharing a face (tetrahedra 0-11
+    the first), with the tetrahedron ``subsets`` (name -> indices), as Houdini writes
+    primitive groups."""
+    from strandlab.geometry.tetmesh import weld_vertices
+
+    (xa, ta), (xb, tb) = _cube((0, 0, 0), 1.0), _cube((1, 0, 0), 1.0)
+    x, index = weld_vertices(np.r_[xa, xb], 1e-9)
+    t = index[np.r_[ta, tb + 9]]
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    m = UsdGeom.TetMesh.Define(stage, "/geo/jelly")
+    m.CreatePointsAttr([Gf.Vec3f(*p) for p in x])
+    m.CreateTetVertexIndicesAttr([Gf.Vec4i(*map(int, r)) for r in t])
+    for name, rows in subsets.items():
+        UsdGeom.Subset.CreateGeomSubset(m, name, UsdGeom.Tokens.tetrahedron, rows)
+    UsdGeom.Subset.CreateGeomSubset(m, "corner", UsdGeom.Tokens.point, [0])    # skipped
+    stage.Save()
+    return path, x, t
+
+
+def test_tetrahedron_subsets_are_parts(tmp_path, capsys):
+    from strandlab.cli import main
+
+    hard = SolidMaterial(1e8, 0.3, 1000.0)
+    p, x, t = _two_cubes_stage(tmp_path / "two.usda", {"soft": list(range(12)),
+                                                       "hard": list(range(12, 24))})
+    spec = read_simplicial(p, materials={"soft": JELLY, "hard": hard})
+    assert [(pt.name, pt.material) for pt in spec.parts] == [("soft", JELLY), ("hard", hard)]
+    assert len(spec.vertices) == 12 + 2                         # 4 corners shared; 2 centres
+    for k, name in enumerate(("soft", "hard")):
+        got = spec.tets[spec.tet_part == spec.part_index(name)]
+        assert _tet_points(spec.vertices, got) == _tet_points(x, t[12 * k:12 * (k + 1)])
+    # one subset named, the mesh's name takes the rest
+    spec = read_simplicial(p, materials={"soft": JELLY, "jelly": hard})
+    assert [(pt.name, int(np.sum(spec.tet_part == k))) for k, pt in enumerate(spec.parts)] \
+        == [("jelly", 12), ("soft", 12)]                     # the rest first, as for faces
+    assert main(["mesh", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "face and tetrahedron subsets (a material that names one" in out
+    assert "/geo/jelly/soft  soft: 12 tetrahedra of /geo/jelly, can be a solid (1 m^3)" in out
+    assert "corner" not in out
+
+
+@pytest.mark.parametrize("subsets, materials, message", [
+    ({"soft": [3, 24]}, {"soft": JELLY}, r"/geo/jelly/soft: tetrahedron 24 does not exist "
+                                         r"\(the mesh has 24 tetrahedra\)"),
+    ({"soft": [0, 1, 2], "hard": [2, 3]}, {"soft": JELLY, "hard": JELLY},
+     r"/geo/jelly, tetrahedron 2: in the tetrahedron subsets /geo/jelly/soft and "
+     r"/geo/jelly/hard, both named as parts"),
+    ({"soft": list(range(12))}, {"soft": JELLY},
+     r"part '/geo/jelly' has no material, and its tetrahedra fill no solid"),
+])
+def test_tetrahedron_subset_mistakes(tmp_path, subsets, materials, message):
+    p, _, _ = _two_cubes_stage(tmp_path / "two.usda", subsets)
     with pytest.raises(ValueError, match=message):
         read_simplicial(p, materials=materials)

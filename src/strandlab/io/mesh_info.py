@@ -47,8 +47,9 @@ class SubsetInfo:
     """A face subset of a USD or Alembic mesh (:class:`~.mesh_parts.FaceSubset`): its path
     (``name``), its mesh's part (``mesh``), its ``triangles``, whether they are ``closed`` and
     the ``volume`` they enclose [m^3] (a solid's when closed) and the part whose tetrahedra
-    fill it (``fill``, as :class:`PartInfo`'s).  A material that names it makes its faces a
-    part of their own."""
+    fill it (``fill``, as :class:`PartInfo`'s); or a subset of a USD ``TetMesh``'s
+    ``tetrahedra`` (no triangles), ``volume`` theirs.  A material that names it makes its
+    faces (or tetrahedra) a part of their own."""
 
     name: str
     mesh: str
@@ -56,6 +57,7 @@ class SubsetInfo:
     closed: bool
     volume: float
     fill: str = ""
+    tetrahedra: int = 0
 
 
 @dataclass(frozen=True)
@@ -171,8 +173,9 @@ def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
                 touching.append((a, b, shared, len(edges[a] & edges[b])))
     lower, upper = x.min(axis=0), x.max(axis=0)
     near = near_misses(x, {n: sorted(v) for n, v in verts.items()})
-    subsets = [SubsetInfo(name, mesh, len(tri), *_closed_volume(x, tri))
-               for name, (mesh, tri) in file_subsets.items()]
+    subsets = [SubsetInfo(name, mesh, 0, False, _tet_volume(x, c), tetrahedra=len(c))
+               if c.shape[1] == 4 else SubsetInfo(name, mesh, len(c), *_closed_volume(x, c))
+               for name, (mesh, c) in file_subsets.items()]
     surfaces = {pt.name: cells[pt.name][1] for pt in parts} | \
         {s.name: file_subsets[s.name][1] for s in subsets}
     fill = _fills(cells, surfaces, {pt.name for pt in parts if pt.closed}

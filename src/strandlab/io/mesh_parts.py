@@ -37,12 +37,15 @@ class MeshPart:
 @dataclass(frozen=True)
 class FaceSubset:
     """Faces of one mesh that a tool named: a USD ``GeomSubset`` of faces (Blender writes one
-    per material slot, Houdini one per exported primitive group) or an Alembic face set.
-    ``mesh``: the path of the mesh's part; ``faces``: its faces' indices in the mesh (sorted,
-    each once)."""
+    per material slot, Houdini one per exported primitive group) or an Alembic face set; or
+    tetrahedra of a USD ``TetMesh`` (a ``GeomSubset`` of ``elementType = "tetrahedron"``).
+    ``mesh``: the path of the mesh's part; ``faces``: the indices of its faces (or
+    tetrahedra) in the mesh (sorted, each once); ``element``: ``"face"`` or
+    ``"tetrahedron"``."""
 
     mesh: str
     faces: np.ndarray
+    element: str = "face"
 
 
 def fan_is_flat(p: np.ndarray) -> bool:
@@ -166,15 +169,19 @@ def tets_part(where: str, idx, x: np.ndarray, flip: bool, start: int, file) -> M
 
 def face_subset(mesh: MeshPart, name: str, faces, file) -> tuple[str, FaceSubset]:
     """The path (``mesh``'s path and ``name``) and the :class:`FaceSubset` of the faces
-    ``faces`` of ``mesh`` (a part :func:`faces_part` made); ValueError naming ``file`` and
-    the subset for a face that the mesh does not have."""
+    ``faces`` of ``mesh`` (a part :func:`faces_part` made), or of its tetrahedra when it has
+    them (a part :func:`tets_part` made); ValueError naming ``file`` and the subset for a face
+    or tetrahedron that the mesh does not have."""
     where = f"{mesh.at}/{name}"
     faces = np.unique(np.asarray(faces, dtype=np.int64))
-    n = mesh.triangle_face[-1] + 1
+    element = "tetrahedron" if mesh.tets else "face"
+    n = len(mesh.tets) if mesh.tets else mesh.triangle_face[-1] + 1
     if len(faces) and (faces[0] < 0 or faces[-1] >= n):
         bad = int(faces[0] if faces[0] < 0 else faces[-1])
-        raise ValueError(f"{file}, {where}: face {bad} does not exist (the mesh has {n} faces)")
-    return where, FaceSubset(mesh.at, faces)
+        many = "tetrahedra" if mesh.tets else "faces"
+        raise ValueError(f"{file}, {where}: {element} {bad} does not exist (the mesh has {n} "
+                         f"{many})")
+    return where, FaceSubset(mesh.at, faces, element)
 
 
 def curves_part(where: str, counts, closed: bool, start: int, file) -> MeshPart:
@@ -202,14 +209,17 @@ def _lookup(key: str, paths) -> list:
 
 
 def _carve(part: MeshPart, pieces: dict, subsets: dict, p) -> tuple[MeshPart, dict]:
-    """``part``'s triangles split between the named face subsets ``pieces`` (subset path ->
-    name) and what is left of ``part``; ValueError naming ``p`` for a face in two of them."""
+    """``part``'s triangles (or tetrahedra) split between the named subsets ``pieces`` (subset
+    path -> name) and what is left of ``part``; ValueError naming ``p`` for a face (or
+    tetrahedron) in two of them."""
+    word = "tetrahedron" if part.tets else "face"
     owner: dict = {}
     for path in pieces:
         for f in subsets[path].faces.tolist():
             if f in owner:
-                raise ValueError(f"{p}, {part.at}, face {f}: in the face subsets {owner[f]} "
-                                 f"and {path}, both named as parts (a face is in one part)")
+                raise ValueError(f"{p}, {part.at}, {word} {f}: in the {word} subsets "
+                                 f"{owner[f]} and {path}, both named as parts (a {word} is in "
+                                 "one part)")
             owner[f] = path
     rest = MeshPart(part.at)
     out = {path: MeshPart(path) for path in pieces}
@@ -218,6 +228,10 @@ def _carve(part: MeshPart, pieces: dict, subsets: dict, p) -> tuple[MeshPart, di
         to.triangles.append(tri)
         to.triangle_at.append(at)
         to.triangle_face.append(f)
+    for k, (tet, at) in enumerate(zip(part.tets, part.tet_at)):
+        to = out[owner[k]] if k in owner else rest
+        to.tets.append(tet)
+        to.tet_at.append(at)
     return rest, {pieces[path]: piece for path, piece in out.items()}
 
 
@@ -257,7 +271,7 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
                   if s in subsets and subsets[s].mesh == q}
         if pieces:
             part, carved = _carve(part, pieces, subsets, p)
-        if not pieces or part.edges or part.triangles:
+        if not pieces or part.edges or part.triangles or part.tets:
             out[names.get(q, q)] = part
         if pieces:
             out.update(carved)

@@ -203,8 +203,8 @@ def file_cells(path, *, up: str | None = None, weld: float = 1e-6,
 def file_subsets(path, *, weld: float = 1e-6) -> dict:
     """The face subsets of a USD or Alembic file (:class:`~.mesh_parts.FaceSubset`, parts of
     their own when a material names them) as ``{subset path: (its mesh's path, triangles
-    [F, 3])}``, the triangles over the vertices :func:`file_cells` returns (welded within
-    ``weld``); empty for other files."""
+    [F, 3])}`` (a USD ``TetMesh``'s subsets: tetrahedra [K, 4]), over the vertices
+    :func:`file_cells` returns (welded within ``weld``); empty for other files."""
     p = Path(path)
     if p.suffix.lower() not in TOOL_SUFFIXES or p.suffix.lower() == ".obj":
         return {}
@@ -238,9 +238,12 @@ def _subsets(src) -> dict:
     out = {}
     for path_, sub in src.subsets.items():
         part = src.parts[sub.mesh]
-        take = np.isin(np.asarray(part.triangle_face, dtype=np.int64), sub.faces)
-        tri = np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)[take]
-        out[path_] = (sub.mesh, src.index[tri])
+        if sub.element == "tetrahedron":
+            cells = np.asarray(part.tets, dtype=np.int64).reshape(-1, 4)[sub.faces]
+        else:
+            take = np.isin(np.asarray(part.triangle_face, dtype=np.int64), sub.faces)
+            cells = np.asarray(part.triangles, dtype=np.int64).reshape(-1, 3)[take]
+        out[path_] = (sub.mesh, src.index[cells])
     return out
 
 

@@ -11,7 +11,9 @@ stage's ``upAxis`` and ``metersPerUnit`` come with them.  The faces of a left-ha
 (Houdini's), or of a mesh mirrored by its transform, are turned right-handed.  A mesh's face
 ``GeomSubset`` prims (Blender writes one per material slot, named after the material; Houdini
 one per primitive group it is asked to export) are read as :class:`~.mesh_parts.FaceSubset`:
-a material that names one makes its faces a part of their own.
+a material that names one makes its faces a part of their own.  So are a ``TetMesh``'s
+``GeomSubset`` prims of tetrahedra (``elementType = "tetrahedron"``; Houdini: primitive groups
+of tetrahedra): a material that names one makes its tetrahedra a solid part of their own.
 
 Refused, naming the file and the prim: a mesh without faces (Blender's USD exporter drops a
 mesh's loose edges: a rod drawn as edges is exported as a curve, Object > Convert > Curve), a
@@ -71,11 +73,13 @@ def _tet_part(t, UsdGeom, tc, start: int, p: Path):
 
 
 def _face_subsets(m, UsdGeom, tc, part, p: Path) -> dict:
-    """The face ``GeomSubset`` prims of the ``Mesh`` prim ``m`` (whose part is ``part``), as
-    :class:`~.mesh_parts.FaceSubset` by path; subsets of points or edges are skipped."""
+    """The face ``GeomSubset`` prims of the ``Mesh`` prim ``m`` (whose part is ``part``), or
+    the tetrahedron ones of a ``TetMesh`` ``m``, as :class:`~.mesh_parts.FaceSubset` by path;
+    subsets of other elements (points, edges) are skipped."""
     out = {}
+    element = UsdGeom.Tokens.tetrahedron if part.tets else UsdGeom.Tokens.face
     for sub in UsdGeom.Subset.GetAllGeomSubsets(m):
-        if sub.GetElementTypeAttr().Get(tc) == UsdGeom.Tokens.face:
+        if sub.GetElementTypeAttr().Get(tc) == element:
             path, faces = face_subset(part, sub.GetPrim().GetName(),
                                       sub.GetIndicesAttr().Get(tc) or [], p)
             out[path] = faces
@@ -112,6 +116,7 @@ def read_usd_parts(path) -> FileParts:
             x, part = _curve_part(UsdGeom.BasisCurves(prim), UsdGeom, tc, start, p)
         elif hasattr(UsdGeom, "TetMesh") and prim.IsA(UsdGeom.TetMesh):
             x, part = _tet_part(UsdGeom.TetMesh(prim), UsdGeom, tc, start, p)
+            subsets.update(_face_subsets(UsdGeom.TetMesh(prim), UsdGeom, tc, part, p))
         else:
             continue
         parts[part.at] = part
