@@ -23,8 +23,8 @@ NEAR_MISS = 1e-3
 @dataclass(frozen=True)
 class PartInfo:
     """One part: its ``name``, counts of ``lines`` (rod edges), ``triangles`` and
-    ``tetrahedra``, of the ``vertices`` they use, whether its triangles are ``closed`` (every
-    edge shared by exactly two: it can be a solid's surface) and the ``volume`` they enclose
+    ``tetrahedra``, of the ``vertices`` they use, whether its triangles are ``closed`` (no edge
+    on an odd number of them: it can be a solid's surface) and the ``volume`` they enclose
     [m^3] (closed surfaces; of the tetrahedra for a part that has them), and the kinds it can
     take (``kinds``; none when it mixes lines with triangles or tetrahedra: a part is one
     kind); ``fill``: for a closed surface, the part whose tetrahedra fill it when no material

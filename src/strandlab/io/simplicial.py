@@ -386,7 +386,9 @@ def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
                               "triangle fans); slivers make the solve ill-conditioned",
                               stacklevel=3)
         cells[kind].append((tag, key, mat, sel))
-    for key in fills.unused():
+    unused = fills.unused()
+    if unused:
+        key = unused[0]
         raise ValueError(f"{p}, {parts[key].at}: part {key!r} has no material, and its "
                          "tetrahedra fill no solid part's surface of the file (give it one in "
                          f"materials={_stray(materials, parts)})")
