@@ -12,18 +12,31 @@ import numpy as np
 from ..extras import require
 
 __all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices", "tet_quality",
-           "enclosed_volume", "odd_edges"]
+           "enclosed_volume", "odd_edges", "tet_volumes"]
 
 
 def _gmsh():
     return require("gmsh", "Meshing solids", "gmsh", "mesh")
 
 
+def tet_volumes(x, tets) -> np.ndarray:
+    """The signed volume of each tetrahedron ``(a, b, c, d)`` of ``tets`` [K, 4] over the
+    points ``x`` [N, 3]: ``(b - a) x (c - a) . (d - a) / 6``, positive when ``d`` lies on the
+    side of ``a, b, c`` their anticlockwise turn points to.
+
+    >>> tet_volumes([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 1, 2, 3], [0, 2, 1, 3]])
+    array([ 0.16666667, -0.16666667])
+    """
+    x = np.asarray(x, dtype=np.float64)
+    t = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
+    e1, e2, e3 = (x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3))
+    return np.einsum("ij,ij->i", e1, np.cross(e2, e3)) / 6.0
+
+
 def orient_tets(x: np.ndarray, tets: np.ndarray) -> np.ndarray:
     """``tets`` [K, 4] with the last two vertices swapped where the volume is negative."""
     t = np.array(tets, dtype=np.int64)
-    e1, e2, e3 = (x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3))
-    neg = np.einsum("ij,ij->i", e1, np.cross(e2, e3)) < 0
+    neg = tet_volumes(x, t) < 0
     t[neg, 2], t[neg, 3] = t[neg, 3].copy(), t[neg, 2].copy()
     return t
 
@@ -282,8 +295,7 @@ def tet_quality(x, tets) -> np.ndarray:
     """
     x = np.asarray(x, dtype=np.float64)
     t = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
-    e = [x[t[:, k]] - x[t[:, 0]] for k in (1, 2, 3)]
-    vol = np.abs(np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2]))) / 6.0
+    vol = np.abs(tet_volumes(x, t))
     sq = sum(np.einsum("ij,ij->i", d, d) for d in
              [x[t[:, a]] - x[t[:, b]] for a in range(4) for b in range(a + 1, 4)])
     rms = np.sqrt(sq / 6.0)

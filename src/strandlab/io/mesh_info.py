@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..geometry.tetmesh import enclosed_volume, odd_edges
+from ..geometry.tetmesh import enclosed_volume, odd_edges, tet_volumes
 
 __all__ = ["PartInfo", "SubsetInfo", "MeshInfo", "describe_mesh_file", "near_misses",
            "NEAR_MISS"]
@@ -135,9 +135,7 @@ def near_misses(x, members: dict, within: float | None = None) -> list:
 
 
 def _tet_volume(x, tets) -> float:
-    k = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
-    e = [x[k[:, j]] - x[k[:, 0]] for j in (1, 2, 3)]
-    return float(np.abs(np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2]))).sum() / 6.0)
+    return float(np.abs(tet_volumes(x, tets)).sum())
 
 
 def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,

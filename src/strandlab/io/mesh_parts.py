@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..geometry.tetmesh import tet_volumes
+
 __all__ = ["MeshPart", "FaceSubset", "FileParts", "fan_is_flat", "add_polygon", "check_finite",
            "faces_part", "tets_part", "face_subset", "curves_part", "name_parts", "short_names"]
 
@@ -153,8 +155,7 @@ def tets_part(where: str, idx, x: np.ndarray, flip: bool, start: int, file) -> M
                          f"not exist (the mesh has {len(x)} points)")
     if flip:
         idx = idx[:, [0, 1, 3, 2]]
-    e = [x[idx[:, j]] - x[idx[:, 0]] for j in (1, 2, 3)]
-    vol = np.einsum("ij,ij->i", e[0], np.cross(e[1], e[2])) / 6.0
+    vol = tet_volumes(x, idx)
     if (vol <= 0.0).any():
         k = int(np.argmax(vol <= 0.0))
         raise ValueError(f"{file}, {where}, tetrahedron {k}: points {idx[k].tolist()} are "

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..collision.mesh_contact import MeshContactTerm
 from ..collision.penalty import ContactTerm
+from ..geometry.tetmesh import tet_volumes
 from ..rods.frames import RodFrames
 from ..rods.terms import BendTwistTerm, StretchTerm
 from ..sim.simplicial import boundary_faces
@@ -38,8 +39,7 @@ def vertex_contact_stiffness(m: MixedModel, factor: float) -> np.ndarray:
             np.maximum.at(k, m.triangles[:, c], kt)
     if len(m.tets):
         t = m.tets
-        e1, e2, e3 = (x[t[:, c]] - x[t[:, 0]] for c in (1, 2, 3))
-        vol = np.abs(np.einsum("ij,ij->i", e1, np.cross(e2, e3))) / 6.0
+        vol = np.abs(tet_volumes(x, t))
         kk = m.tet_material[:, 0] * np.cbrt(vol)
         for c in range(4):
             np.maximum.at(k, t[:, c], kk)

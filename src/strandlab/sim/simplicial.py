@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..geometry.tetmesh import tet_volumes
 from .material import Material
 from .validate import show
 
@@ -285,8 +286,7 @@ def _measure_checks(name: str, x: np.ndarray, edges, tris, tets, scale: float) -
             raise ValueError(f"mesh {name!r}: triangle {int(bad[0])} {tris[bad[0]].tolist()} "
                              f"has zero area ({a[bad[0]]:.3g} m^2)")
     if len(tets):
-        e1, e2, e3 = (x[tets[:, k]] - x[tets[:, 0]] for k in (1, 2, 3))
-        v = np.einsum("ij,ij->i", e1, np.cross(e2, e3)) / 6.0
+        v = tet_volumes(x, tets)
         tiny = 1e-15 * scale ** 3
         bad = np.nonzero(np.abs(v) <= tiny)[0]
         if len(bad):
