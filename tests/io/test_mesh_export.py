@@ -416,24 +416,29 @@ def test_the_parts_runs_are_recorded_and_read():
     n_faces = len(spec.surface_triangles())
     face_part = np.repeat(*np.array(d["surface_parts"]).T)
     assert n_faces == 9 and sorted(face_part.tolist()) == [3, 3, 3, 4, 4, 4]
+    assert d["tet_parts"] == [[3, 1], [4, 1]]
     used = {"stem"}
-    subsets, rods = _part_cells(d, n_faces, 3, used)
+    subsets, rods, tets = _part_cells(d, n_faces, 3, 2, used)
     assert {k: v.tolist() for k, v in subsets.items()} == {
         "rib_1": [0, 1], "rib_1_1": [2], "lump": (3 + np.flatnonzero(face_part == 3)).tolist(),
         "lump_2": (3 + np.flatnonzero(face_part == 4)).tolist()}
     assert {k: v.tolist() for k, v in rods.items()} == {"stem_1": [0], "stem_1_1": [1, 2]}
+    assert {k: v.tolist() for k, v in tets.items()} == {"lump": [0], "lump_2": [1]}
     assert used == {"stem", "stem_1", "stem_1_1"}
-    subsets, _ = _part_cells({**d, "triangle_parts": [[0, 1], [2, 1], [0, 1]]}, n_faces, 3, set())
+    subsets, _, _ = _part_cells({**d, "triangle_parts": [[0, 1], [2, 1], [0, 1]]}, n_faces, 3, 2,
+                                set())
     assert subsets["rib_1"].tolist() == [0, 2] and subsets["rib_1_1"].tolist() == [1]
     for key, bad in (("triangle_parts", [[0, 2]]), ("triangle_parts", [[0, 2], [7, 1]]),
                      ("triangle_parts", [[0, 3], [2, 0]]), ("triangle_parts", "x"),
-                     ("surface_parts", [[3, 3]]), ("edge_parts", [[1, 2]])):
-        subsets, rods = _part_cells({**d, key: bad}, n_faces, 3, set())
+                     ("surface_parts", [[3, 3]]), ("edge_parts", [[1, 2]]),
+                     ("tet_parts", [[3, 3]]), ("tet_parts", [[9, 2]])):
+        subsets, rods, tets = _part_cells({**d, key: bad}, n_faces, 3, 2, set())
         names = {"triangle_parts": {"rib_1", "rib_1_1"}, "surface_parts": {"lump", "lump_2"},
-                 "edge_parts": set()}[key]
+                 "edge_parts": set(), "tet_parts": set()}[key]
         assert not names & set(subsets), (key, bad)
         assert (rods == {}) == (key == "edge_parts"), (key, bad)
-    assert _part_cells({}, 5, 0, set()) == ({}, {})
+        assert (tets == {}) == (key == "tet_parts"), (key, bad)
+    assert _part_cells({}, 5, 0, 0, set()) == ({}, {}, {})
 
 
 def test_rod_curves_are_named_apart_from_the_files_other_names(mixed_moved, tmp_path):

@@ -1,6 +1,7 @@
 """Tetrahedra a USD stage already has: a ``TetMesh`` prim read as a solid part as it is, and an
 export's ``TetMesh`` filling its solid parts when the export is read back, instead of Gmsh."""
 import doctest
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -117,21 +118,54 @@ def test_an_export_reads_back_with_its_own_tetrahedra(tmp_path):
                                for q in parts])
         got = spec.tets[spec.tet_part == spec.part_index(name)]
         assert _tet_points(spec.vertices, got) == _tet_points(spec0.vertices, want), name
-    # the listing says which surface the TetMesh fills: the far cube's subset; the touching
-    # cubes' subsets are not closed, and the mesh's whole surface has the flag
+    # the listing says which surface the TetMesh fills: the far cube's face subset; the
+    # touching cubes' are not closed, and the mesh's whole surface has the flag
     info = describe_mesh_file(path)
     tets, = (q for q in info.parts if q.tetrahedra)
-    far, = (q for q in info.subsets if q.name.endswith("/far"))
+    far, = (q for q in info.subsets if q.name == "/strandlab/meshes/box/far")
     assert (tets.name, tets.fill, far.fill) == ("/strandlab/tetmeshes/box_tets", far.name,
                                                 tets.name)
-    assert [q.fill for q in info.subsets if q is not far] == ["", "", ""]
+    assert [q.fill for q in info.subsets if q is not far] == [""] * 6
+    assert [(q.name, q.tetrahedra) for q in info.subsets if q.tetrahedra] == [
+        (f"{tets.name}/{q}", 12) for q in ("core", "lid", "far")]
     lines = "\n".join(format_mesh_info(info))
     assert f"(closed, 0.001 m^3; filled with the tetrahedra of {tets.name})" in lines
     assert f"(0.003 m^3); without a material, it fills {far.name}" in lines
-    # named by their own subsets, the touching cubes are not closed, and Gmsh says so
+    # named by their own names, the touching cubes are their tetrahedron subsets, each part's
+    # boundary faces its surface
+    spec = read_simplicial(path, materials={"far": JELLY, "core": JELLY, "lid": JELLY,
+                                            "flag": shell})
+    assert sorted(pt.name for pt in spec.parts) == ["core", "far", "flag", "lid"]
+    assert len(spec.vertices) == len(spec0.vertices)
+    for name in ("core", "lid", "far"):
+        want = spec0.tets[spec0.tet_part == spec0.part_index(name)]
+        got = spec.tets[spec.tet_part == spec.part_index(name)]
+        assert _tet_points(spec.vertices, got) == _tet_points(spec0.vertices, want), name
+    # a run recorded before the tetrahedra's parts were: face subsets only, and the touching
+    # cubes' are not closed, which the reader says
+    traj = rf.moved(sim, 1)
+    meta = dict(traj.metadata)
+    meta["scene"] = {**meta["scene"], "simplicial": [
+        {k: v for k, v in m.items() if k != "tet_parts"} for m in meta["scene"]["simplicial"]]}
+    old = write_usd(tmp_path / "old.usda", replace(traj, metadata=meta))
     with pytest.raises(ValueError, match="part 'core': the surface is not closed"):
-        read_simplicial(path, materials={"far": JELLY, "core": JELLY, "lid": JELLY,
-                                         "flag": shell})
+        read_simplicial(old, materials={"far": JELLY, "core": JELLY, "lid": JELLY,
+                                        "flag": shell})
+
+
+def test_a_face_subset_named_with_tetrahedra_must_be_their_surface(tmp_path):
+    # a Mesh whose face subset "core" is a face inside the cube, not on its surface
+    p, x, t = _two_cubes_stage(tmp_path / "two.usda", {"core": list(range(12))})
+    stage = Usd.Stage.Open(str(p))
+    m = UsdGeom.Mesh.Define(stage, "/geo/skin")
+    m.CreatePointsAttr([Gf.Vec3f(*q) for q in x])
+    m.CreateFaceVertexCountsAttr([3, 3])
+    m.CreateFaceVertexIndicesAttr([0, 1, 8, 0, 2, 1])      # 0-1-8: through the centre 8
+    UsdGeom.Subset.CreateGeomSubset(m, "core", UsdGeom.Tokens.face, [0, 1])
+    stage.Save()
+    with pytest.raises(ValueError, match=r"/geo/skin, face 0: part 'core': this face, named "
+                                         r"with the part's tetrahedra, is not on their surface"):
+        read_simplicial(p, materials={"core": JELLY, "jelly": JELLY})
 
 
 def _stage(path, tets, *, orientation="rightHanded", scale=1.0, rod=True, pts=None):

@@ -24,7 +24,9 @@ class MeshPart:
     came from (``edge_at``, ``triangle_at``, ``tet_at``: ``"line 12"`` in an OBJ file,
     ``"/root/Flag/Plane, face 3"`` in a USD stage), where the part starts (``at``) and, for a
     USD or Alembic mesh, the face of the mesh each triangle was cut from (``triangle_face``:
-    what a :class:`FaceSubset` counts)."""
+    what a :class:`FaceSubset` counts); ``surface``, ``surface_at``: for tetrahedra named
+    together with a face subset (a strandlab export's solid part: its tetrahedra and its
+    boundary faces), that subset's triangles, which must lie on their boundary."""
 
     at: str
     edges: list = field(default_factory=list)
@@ -34,6 +36,8 @@ class MeshPart:
     triangle_face: list = field(default_factory=list)
     tets: list = field(default_factory=list)
     tet_at: list = field(default_factory=list)
+    surface: list = field(default_factory=list)
+    surface_at: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -243,8 +247,11 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
     no part may name one of the face ``subsets`` (:class:`FaceSubset` by path) by its path or
     by its own name (the last on its path; Blender's material's): its faces then leave their
     mesh's part and are a part of their own, and the mesh's part keeps the faces no named
-    subset takes (none left: no part).  ValueError naming ``p`` for a key that names several
-    parts or subsets, a part or subset named twice, a face in two named subsets.
+    subset takes (none left: no part).  A key that names one tetrahedron subset and face
+    subsets besides (a strandlab export names a solid part's tetrahedra and its boundary faces
+    alike) names the tetrahedra; the faces leave their mesh as the part's ``surface``.
+    ValueError naming ``p`` for a key that names several parts or subsets otherwise, a part or
+    subset named twice, a face in two named subsets.
 
     >>> name_parts({"/root/Banner/Plane": 1, "/root/Pole/Curve": 2}, ["Banner", "x"], "f")
     {'Banner': 1, '/root/Pole/Curve': 2}
@@ -257,16 +264,17 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
         # a subset's path is its mesh's and its own name: a name that is on it and names no
         # part is the subset's own
         hits = _lookup(key, parts) or _lookup(key, subsets)
-        if len(hits) > 1:
+        solid = _solid_and_surface(hits, subsets)
+        if len(hits) > 1 and solid is None:
             what = "objects" if hits[0] in parts else "face subsets"
             raise ValueError(f"{p}: part name {key!r} is on the paths of several {what}: "
                              f"{', '.join(hits)}; name one by its path")
-        if hits and hits[0] in names:
-            raise ValueError(f"{p}: the {'object' if hits[0] in parts else 'face subset'} "
-                             f"{hits[0]} is named twice, as {names[hits[0]]!r} and {key!r}")
-        if hits:
-            names[hits[0]] = key
-    out = {}
+        for h in hits:
+            if h in names:
+                raise ValueError(f"{p}: the {'object' if h in parts else 'face subset'} "
+                                 f"{h} is named twice, as {_name(names[h])!r} and {key!r}")
+            names[h] = key if solid is None or h == solid else (key,)
+    out, surfaces = {}, {}
     for q, part in parts.items():
         pieces = {s: key for s, key in names.items()
                   if s in subsets and subsets[s].mesh == q}
@@ -274,9 +282,29 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
             part, carved = _carve(part, pieces, subsets, p)
         if not pieces or part.edges or part.triangles or part.tets:
             out[names.get(q, q)] = part
-        if pieces:
-            out.update(carved)
+        for key, piece in (carved.items() if pieces else ()):
+            if isinstance(key, tuple):      # a solid's boundary faces: its surface
+                surfaces[key[0]] = piece
+            else:
+                out[key] = piece
+    for key, piece in surfaces.items():
+        out[key].surface, out[key].surface_at = piece.triangles, piece.triangle_at
     return out
+
+
+def _name(key) -> str:
+    """A part name as :func:`name_parts` keeps it (a surface's as a 1-tuple)."""
+    return key[0] if isinstance(key, tuple) else key
+
+
+def _solid_and_surface(hits: list, subsets: Mapping):
+    """The tetrahedron subset among the paths ``hits`` when they are one tetrahedron subset
+    and face subsets besides (a solid part's tetrahedra and boundary faces, as a strandlab
+    export names them alike); else None."""
+    tets = [h for h in hits if h in subsets and subsets[h].element == "tetrahedron"]
+    if len(hits) > 1 and len(tets) == 1 and all(h in subsets for h in hits):
+        return tets[0]
+    return None
 
 
 #: Containers at the top of a path, by the name they start with, and how many names they

@@ -186,8 +186,9 @@ class ExtraPart:
     triangles and solid boundary faces), ``segments`` int [G, 2] (rod edges) with
     ``segment_radii`` [G] (m) and ``tets`` int [K, 4], all indexing the part's points; a
     simplicial mesh's ``subsets``: per shell or solid part (by :func:`prim_name` of its name)
-    the rows of its triangles or boundary faces among ``triangles``, and ``rods``: per rod
-    part (by a prim name unique in the file) the rows of its edges among ``segments`` (both
+    the rows of its triangles or boundary faces among ``triangles``, ``tet_subsets``: per
+    solid part (by the same name) the rows of its tetrahedra among ``tets``, and ``rods``: per
+    rod part (by a prim name unique in the file) the rows of its edges among ``segments`` (all
     from the run's recorded scene; empty without it)."""
 
     kind: str
@@ -200,6 +201,7 @@ class ExtraPart:
     tets: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
     subsets: dict = field(default_factory=dict)
     rods: dict = field(default_factory=dict)
+    tet_subsets: dict = field(default_factory=dict)
 
     @property
     def n_points(self) -> int:
@@ -253,28 +255,33 @@ def _rows_by_part(runs, total: int, n_parts: int) -> dict | None:
     return {k: np.concatenate(r) for k, r in rows.items()}
 
 
-def _part_cells(m: dict, n_triangles: int, n_segments: int, used: set) -> tuple[dict, dict]:
+def _part_cells(m: dict, n_triangles: int, n_segments: int, n_tets: int,
+                used: set) -> tuple[dict, dict, dict]:
     """The parts of the recorded simplicial mesh ``m`` among its exported cells: the face
     subsets (each shell part's triangles and each solid part's boundary faces, as rows of the
     mesh's ``n_triangles`` triangles: the shell triangles, then the boundary faces) by
-    :func:`prim_name` of the part's name, unique within the mesh; and the rod parts' edges
-    (rows of its ``n_segments`` rod edges) by prim name unique in ``used`` (the file's other
-    names, to which they are added).  Each is empty when the record does not say."""
+    :func:`prim_name` of the part's name, unique within the mesh; the rod parts' edges (rows
+    of its ``n_segments`` rod edges) by prim name unique in ``used`` (the file's other names,
+    to which they are added); and the solid parts' tetrahedra (rows of its ``n_tets``) by the
+    name of the part's face subset.  Each is empty when the record does not say."""
     try:
         names = [str(p["name"]) for p in m.get("parts") or []]
         n_shell = int(m.get("triangles"))
     except (TypeError, KeyError, ValueError):
-        return {}, {}
+        return {}, {}, {}
     faces: dict = {}
     shells = _rows_by_part(m.get("triangle_parts") or [], n_shell, len(names))
     solids = _rows_by_part(m.get("surface_parts") or [], n_triangles - n_shell, len(names))
     for rows, offset in ((shells, 0), (solids, n_shell)):
         for k, r in sorted((rows or {}).items()):
             faces[k] = r + offset
+    tets = _rows_by_part(m.get("tet_parts") or [], n_tets, len(names)) or {}
     inside: set = set()
-    subsets = {_unique_prim_name(names[k], inside): faces[k] for k in sorted(faces)}
+    within = {k: _unique_prim_name(names[k], inside) for k in sorted(set(faces) | set(tets))}
     rods = _rows_by_part(m.get("edge_parts") or [], n_segments, len(names)) or {}
-    return subsets, {_unique_prim_name(names[k], used): rods[k] for k in sorted(rods)}
+    return ({within[k]: faces[k] for k in sorted(faces)},
+            {_unique_prim_name(names[k], used): rods[k] for k in sorted(rods)},
+            {within[k]: tets[k] for k in sorted(tets)})
 
 
 def _unique_prim_name(text: str, used: set) -> str:
@@ -353,9 +360,11 @@ def extra_parts(traj, *, taken=()) -> list[ExtraPart]:
             continue
         local_seg, inside = _local(seg, a, b)
         local_tri = _local(tri, a, b)[0]
-        subsets, rods = _part_cells(record, len(local_tri), len(local_seg), used)
+        local_tets = _local(tets, a, b)[0]
+        subsets, rods, tet_subsets = _part_cells(record, len(local_tri), len(local_seg),
+                                                 len(local_tets), used)
         out.append(ExtraPart(kind, unique, a, b, local_tri, local_seg, seg_r[inside],
-                             _local(tets, a, b)[0], subsets, rods))
+                             local_tets, subsets, rods, tet_subsets))
     return out
 
 

@@ -49,7 +49,7 @@ from .atomic import atomic_path, check_writable_folder
 from .mesh_info import near_misses
 from .mesh_parts import name_parts
 from .obj_parts import read_obj_parts
-from .tet_fill import TetFills
+from .tet_fill import TetFills, off_surface
 from .usd_parts import USD_SUFFIXES, read_usd_parts
 
 __all__ = ["read_simplicial", "write_simplicial", "file_cells", "file_subsets",
@@ -366,6 +366,13 @@ def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
             raise ValueError(f"{p}, {at}: part {key!r}: two vertices of this "
                              f"{_WORD[want]} are within the welding "
                              f"distance {weld:g} of each other")
+        off = off_surface(index[np.asarray(part.surface, dtype=np.int64)], sel) \
+            if part.surface else ()
+        if len(off):
+            raise ValueError(f"{p}, {part.surface_at[off[0]]}: part {key!r}: this face, named "
+                             "with the part's tetrahedra, is not on their surface (a face "
+                             "subset shares a tetrahedron subset's name only as its solid's "
+                             "boundary faces)")
         filled = fills.take(sel) if kind == "solid" and want == "triangles" else None
         if filled is not None:
             sel = filled

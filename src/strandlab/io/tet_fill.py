@@ -14,7 +14,7 @@ import numpy as np
 
 from ..sim.simplicial import boundary_faces
 
-__all__ = ["TetFills", "tet_pieces"]
+__all__ = ["TetFills", "tet_pieces", "off_surface"]
 
 #: The faces of a tetrahedron (a, b, c, d), by vertex slot.
 _FACES = np.array([[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]])
@@ -47,6 +47,19 @@ def tet_pieces(tets) -> np.ndarray:
 def _face_set(triangles) -> frozenset:
     return frozenset(map(tuple, np.sort(np.asarray(triangles, dtype=np.int64).reshape(-1, 3),
                                         axis=1).tolist()))
+
+
+def off_surface(triangles, tets) -> np.ndarray:
+    """The rows of ``triangles`` [F, 3] that are not faces of the boundary of ``tets``
+    [K, 4] (whichever way round), int [n].
+
+    >>> off_surface([[0, 2, 1], [1, 2, 4]], [[0, 1, 2, 3]]).tolist()
+    [1]
+    """
+    bound = _face_set(boundary_faces(np.asarray(tets, dtype=np.int64).reshape(-1, 4)))
+    tri = np.sort(np.asarray(triangles, dtype=np.int64).reshape(-1, 3), axis=1)
+    return np.array([k for k, f in enumerate(map(tuple, tri.tolist())) if f not in bound],
+                    dtype=np.int64)
 
 
 class TetFills:

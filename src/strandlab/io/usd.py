@@ -21,7 +21,9 @@ Writing (:func:`write_usd`): one stage, its default prim ``/strandlab`` an Xform
   names the part's faces by that name, :mod:`.usd_parts`);
 * ``/strandlab/tetmeshes/<name>_tets``: a ``TetMesh`` prim per rod/shell/solid mesh with solids
   (``tetVertexIndices``, ``surfaceFaceVertexIndices``: the boundary faces, outwards;
-  ``orientation = rightHanded``; ``purpose = guide``, as it shares its surface with the Mesh);
+  ``orientation = rightHanded``; ``purpose = guide``, as it shares its surface with the Mesh),
+  a tetrahedron ``GeomSubset`` per solid part, named as its face subset of the Mesh (reading
+  the file back, the part's name names both: its tetrahedra, with the faces as their surface);
 * ``/strandlab/rods/<part>``: a linear ``BasisCurves`` prim per rod part of a rod/shell/solid
   mesh, named after the part (``_1``, ``_2`` ... appended to a name the file already has;
   ``<mesh>_rods``, all the mesh's rods, for a run that does not record its parts), its edges
@@ -190,6 +192,10 @@ class _UsdWriter:
             boundary_faces(part.tets).astype(np.int32)))
         t.CreateOrientationAttr(G.Tokens.rightHanded)
         t.CreatePurposeAttr(G.Tokens.guide)
+        for name, rows in part.tet_subsets.items():     # a tetrahedron subset per solid part
+            G.Subset.CreateGeomSubset(t, name, G.Tokens.tetrahedron,
+                                      Vt.IntArray.FromNumpy(rows.astype(np.int32)),
+                                      PART_FAMILY, G.Tokens.nonOverlapping)
         return t
 
     def _define_rods(self, rc):

@@ -495,8 +495,9 @@ class SimplicialSpec:
         """A JSON summary (for trajectories' metadata): counts, the parts, the parts of the
         cells the exporters write as runs of ``[part, count]`` pairs (``triangle_parts``: the
         shell triangles', ``surface_parts``: the solids' boundary faces' in the order of
-        :meth:`surface_triangles`, ``edge_parts``: the rod edges'; the exporters' face subsets
-        and rod curves) and the connections."""
+        :meth:`surface_triangles`, ``edge_parts``: the rod edges', ``tet_parts``: the
+        tetrahedra's; the exporters' face and tetrahedron subsets and rod curves) and the
+        connections."""
         _, face_tet = boundary_faces(self.tets, with_tets=True)
         return {"name": self.name, "vertices": self.n_vertices,
                 "rod_edges": len(self.rod_edges), "triangles": len(self.triangles),
@@ -505,6 +506,7 @@ class SimplicialSpec:
                 "triangle_parts": part_runs(self.triangle_part),
                 "surface_parts": part_runs(np.asarray(self.tet_part, np.int64)[face_tet]),
                 "edge_parts": part_runs(self.rod_part),
+                "tet_parts": part_runs(self.tet_part),
                 "connections": [{"kind": c.kind, "parts": list(c.parts), "mode": c.mode}
                                 for c in self.connections]}
 
