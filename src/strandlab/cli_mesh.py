@@ -46,6 +46,15 @@ def _can_be(part) -> str:
     return ", or ".join(words)
 
 
+def _solid_named(subsets, last, name):
+    """The path of the one tetrahedron subset among the ``subsets`` whose own name (``last``)
+    is ``name`` when the others of that name are face subsets (:func:`~strandlab.io.mesh_parts
+    .name_parts` takes the name for that solid, its faces for its surface); else None."""
+    group = [s for s, n in zip(subsets, last) if n == name]
+    tets = [s.name for s in group if s.tetrahedra]
+    return tets[0] if len(group) > 1 and len(tets) == 1 else None
+
+
 def _filled(surface) -> str:
     """``"; filled with the tetrahedra of X"`` for a closed surface a tetrahedral part fills."""
     return f"; filled with the tetrahedra of {surface.fill}" if surface.fill else ""
@@ -89,12 +98,17 @@ def format_mesh_info(info) -> list[str]:
         wide = max(len(s.name) for s in info.subsets)
         last = [s.name.rsplit("/", 1)[-1] for s in info.subsets]
         for s, name in zip(info.subsets, last):
-            can = (f"a shell, or a solid (closed, {s.volume:.4g} m^3{_filled(s)})" if s.closed
-                   else f"a solid ({s.volume:.4g} m^3)" if s.tetrahedra else "a shell")
+            solid = _solid_named(info.subsets, last, name)
+            can = "can be " + (
+                f"a shell, or a solid (closed, {s.volume:.4g} m^3{_filled(s)})" if s.closed
+                else f"a solid ({s.volume:.4g} m^3)" if s.tetrahedra else "a shell")
+            if solid is not None and not s.tetrahedra:
+                can = f"named so, the surface of the solid {solid}"
             what = f"{s.tetrahedra} tetrahedra" if s.tetrahedra else f"{s.triangles} triangles"
-            # its own name names it when no other subset has it
-            out.append(f"  {s.name:<{wide}}  {name if last.count(name) == 1 else s.name}: "
-                       f"{what} of {s.mesh}, can be {can}")
+            # its own name names it when no other subset has it (or names a solid and its
+            # surface: one tetrahedron subset and face subsets)
+            short = name if last.count(name) == 1 or solid is not None else s.name
+            out.append(f"  {s.name:<{wide}}  {short}: {what} of {s.mesh}, {can}")
     return out
 
 

@@ -118,19 +118,16 @@ def test_an_export_reads_back_with_its_own_tetrahedra(tmp_path):
                                for q in parts])
         got = spec.tets[spec.tet_part == spec.part_index(name)]
         assert _tet_points(spec.vertices, got) == _tet_points(spec0.vertices, want), name
-    # the listing says which surface the TetMesh fills: the far cube's face subset; the
-    # touching cubes' are not closed, and the mesh's whole surface has the flag
+    # the listing: each solid part's name names its tetrahedron subset, its face subset
+    # the solid's surface
     info = describe_mesh_file(path)
     tets, = (q for q in info.parts if q.tetrahedra)
-    far, = (q for q in info.subsets if q.name == "/strandlab/meshes/box/far")
-    assert (tets.name, tets.fill, far.fill) == ("/strandlab/tetmeshes/box_tets", far.name,
-                                                tets.name)
-    assert [q.fill for q in info.subsets if q is not far] == [""] * 6
     assert [(q.name, q.tetrahedra) for q in info.subsets if q.tetrahedra] == [
         (f"{tets.name}/{q}", 12) for q in ("core", "lid", "far")]
     lines = "\n".join(format_mesh_info(info))
-    assert f"(closed, 0.001 m^3; filled with the tetrahedra of {tets.name})" in lines
-    assert f"(0.003 m^3); without a material, it fills {far.name}" in lines
+    assert f"far: 12 tetrahedra of {tets.name}, can be a solid (0.001 m^3)" in lines
+    assert ("far: 12 triangles of /strandlab/meshes/box, named so, the surface of the solid "
+            f"{tets.name}/far") in lines
     # named by their own names, the touching cubes are their tetrahedron subsets, each part's
     # boundary faces its surface
     spec = read_simplicial(path, materials={"far": JELLY, "core": JELLY, "lid": JELLY,
@@ -151,6 +148,17 @@ def test_an_export_reads_back_with_its_own_tetrahedra(tmp_path):
     with pytest.raises(ValueError, match="part 'core': the surface is not closed"):
         read_simplicial(old, materials={"far": JELLY, "core": JELLY, "lid": JELLY,
                                         "flag": shell})
+    # its listing says which surface the TetMesh fills: the far cube's face subset; the
+    # touching cubes' are not closed, and the mesh's whole surface has the flag
+    info = describe_mesh_file(old)
+    tets, = (q for q in info.parts if q.tetrahedra)
+    far, = (q for q in info.subsets if q.name == "/strandlab/meshes/box/far")
+    assert (tets.name, tets.fill, far.fill) == ("/strandlab/tetmeshes/box_tets", far.name,
+                                                tets.name)
+    assert [q.fill for q in info.subsets if q is not far] == [""] * 3
+    lines = "\n".join(format_mesh_info(info))
+    assert f"(closed, 0.001 m^3; filled with the tetrahedra of {tets.name})" in lines
+    assert f"(0.003 m^3); without a material, it fills {far.name}" in lines
 
 
 def test_a_face_subset_named_with_tetrahedra_must_be_their_surface(tmp_path):
