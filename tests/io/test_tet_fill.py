@@ -312,21 +312,15 @@ type = "mixed"
 file = "two.usda"
 scale = 0.1
 
-[simplicial.parts.soft]
-kind = "solid"
-young_modulus = 1.0e5
-poisson_ratio = 0.3
-density = 1000.0
-
-[simplicial.parts.hard]
-kind = "solid"
-young_modulus = 1.0e7
-poisson_ratio = 0.3
-density = 1000.0
-
 [[simplicial.holds]]
 box = [[-0.01, -0.01, -0.01], [0.01, 0.11, 0.11]]
-"""
+""" + "".join(f"""
+[simplicial.parts.{name}]
+kind = "solid"
+young_modulus = {young}
+poisson_ratio = 0.3
+density = 1000.0
+""" for name, young in (("soft", 1e5), ("hard", 1e7)))
 
 
 def test_a_scene_file_runs_a_tetmesh_of_two_materials(tmp_path):
