@@ -181,6 +181,18 @@ def test_names_on_the_path(usd):
     with pytest.raises(ValueError, match=r"the object /root/flag/FlagData is named twice, as 'flag' and "
                                          r"'FlagData'"):
         name_parts(parts, ["flag", "FlagData"], "f")
+    # a name as an export writes it (letters, digits and _) names the part of that name
+    assert name_parts({"/strandlab/rods/rib_1": 1, "/strandlab/rods/rib_2": 2}, ["rib 1"],
+                      "f") == {"rib 1": 1, "/strandlab/rods/rib_2": 2}
+    assert name_parts({"/a/rib 1": 1, "/a/rib_1": 2}, ["rib 1"], "f") == {
+        "rib 1": 1, "/a/rib_1": 2}                                  # the name itself first
+    from strandlab.io.mesh_parts import FaceSubset, MeshPart
+
+    sheet = MeshPart("/m", triangles=[(0, 1, 2), (0, 2, 3)], triangle_at=["a", "b"],
+                     triangle_face=[0, 1])
+    named = name_parts({"/m": sheet}, ["lump 2"], "f", {"/m/lump_2": FaceSubset("/m", np.array([1]))})
+    assert {k: v.triangles for k, v in named.items()} == {"/m": [(0, 1, 2)],
+                                                          "lump 2": [(0, 2, 3)]}
     # each part's name nearest the root that no other path has, and it names the part
     short = short_names(parts)
     assert list(short.values()) == ["foot", "pole", "flag"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..geometry.tetmesh import tet_volumes
+from .selection import prim_name
 
 __all__ = ["MeshPart", "FaceSubset", "FileParts", "fan_is_flat", "add_polygon", "check_finite",
            "faces_part", "tets_part", "face_subset", "curves_part", "name_parts", "short_names"]
@@ -247,7 +248,9 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
     no part may name one of the face ``subsets`` (:class:`FaceSubset` by path) by its path or
     by its own name (the last on its path; Blender's material's): its faces then leave their
     mesh's part and are a part of their own, and the mesh's part keeps the faces no named
-    subset takes (none left: no part).  A key that names one tetrahedron subset and face
+    subset takes (none left: no part).  A key that names nothing so is looked for as a prim
+    name (:func:`~.selection.prim_name`: ``"rib 1"`` as ``rib_1``, as an export writes it).
+    A key that names one tetrahedron subset and face
     subsets besides (a strandlab export names a solid part's tetrahedra and its boundary faces
     alike) names the tetrahedra; the faces leave their mesh as the part's ``surface``.
     ValueError naming ``p`` for a key that names several parts or subsets otherwise, a part or
@@ -264,6 +267,8 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
         # a subset's path is its mesh's and its own name: a name that is on it and names no
         # part is the subset's own
         hits = _lookup(key, parts) or _lookup(key, subsets)
+        if not hits and prim_name(key) != key:       # as an export wrote it: "rib 1", rib_1
+            hits = _lookup(prim_name(key), parts) or _lookup(prim_name(key), subsets)
         solid = _solid_and_surface(hits, subsets)
         if len(hits) > 1 and solid is None:
             what = "objects" if hits[0] in parts else "face subsets"
