@@ -12,7 +12,7 @@ import numpy as np
 from ..extras import require
 
 __all__ = ["orient_tets", "gmsh_tets", "surface_tets", "weld_vertices", "tet_quality",
-           "enclosed_volume", "odd_edges", "tet_volumes"]
+           "enclosed_volume", "odd_edges", "tet_volumes", "shared_pieces"]
 
 
 def _gmsh():
@@ -113,7 +113,7 @@ def surface_tets(x, triangles) -> tuple[np.ndarray, np.ndarray]:
     local = np.searchsorted(used, f) + 1        # Gmsh's node tags: 1..n, so that its
     # renumbering after meshing (Mesh.Renumber) leaves the surface's nodes as they are
 
-    piece = _pieces(local - 1, n)
+    piece = shared_pieces(local - 1)
     xs = x[used]
     parent = _nesting(xs, local - 1, piece)
 
@@ -186,17 +186,26 @@ def _check_closed(x: np.ndarray, f: np.ndarray) -> None:
                          "and must not cross itself")
 
 
-def _pieces(f: np.ndarray, n: int) -> np.ndarray:
-    """The connected piece of each triangle of ``f`` [F, 3] over ``n`` vertices (triangles
-    sharing a vertex are in one piece), numbered in order of first appearance."""
+def shared_pieces(keys) -> np.ndarray:
+    """The piece of each row of ``keys`` int [C, k] (rows sharing a key, or joined by a chain
+    of such rows, are in one piece: triangles by their vertices, tetrahedra by their faces'
+    numbers), numbered from 0 in order of first appearance, int [C].
+
+    >>> shared_pieces([[0, 1, 2], [5, 6, 7], [2, 3, 4], [7, 8, 9]]).tolist()
+    [0, 1, 0, 1]
+    """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    rows = np.repeat(np.arange(len(f)), 3)
-    graph = coo_matrix((np.ones(rows.size), (f.ravel(), rows)), shape=(n, len(f))).tocsr()
+    keys = np.asarray(keys, dtype=np.int64)
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64)
+    _, col = np.unique(keys.ravel(), return_inverse=True)
+    rows = np.repeat(np.arange(len(keys)), keys.shape[1])
+    graph = coo_matrix((np.ones(rows.size), (rows, col.ravel())),
+                       shape=(len(keys), int(col.max()) + 1)).tocsr()
     _, label = connected_components(graph @ graph.T, directed=False)
-    tri = label[f[:, 0]]
-    _, first, inv = np.unique(tri, return_index=True, return_inverse=True)
+    _, first, inv = np.unique(label, return_index=True, return_inverse=True)
     return np.argsort(np.argsort(first))[inv.ravel()]
 
 
@@ -236,7 +245,7 @@ def enclosed_volume(x, triangles) -> float:
     """
     x = np.asarray(x, dtype=np.float64)
     f = np.asarray(triangles, dtype=np.int64)
-    piece = _pieces(f, len(x))
+    piece = shared_pieces(f)
     parent = _nesting(x, f, piece)
     total = 0.0
     for k in range(len(parent)):

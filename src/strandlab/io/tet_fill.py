@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sim.simplicial import boundary_faces
+from ..geometry.tetmesh import shared_pieces
+from ..sim.simplicial import TET_FACES, boundary_faces
 
 __all__ = ["TetFills", "tet_pieces", "off_surface"]
 
-#: The faces of a tetrahedron (a, b, c, d), by vertex slot.
-_FACES = np.array([[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]])
 
 
 def tet_pieces(tets) -> np.ndarray:
@@ -28,20 +27,10 @@ def tet_pieces(tets) -> np.ndarray:
     >>> tet_pieces([[0, 1, 2, 3], [1, 2, 3, 4], [4, 5, 6, 7], [3, 4, 8, 9]]).tolist()
     [0, 0, 1, 2]
     """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     t = np.asarray(tets, dtype=np.int64).reshape(-1, 4)
-    if not len(t):
-        return np.zeros(0, dtype=np.int64)
-    faces = np.sort(t[:, _FACES].reshape(-1, 3), axis=1)
+    faces = np.sort(t[:, TET_FACES].reshape(-1, 3), axis=1)
     _, face = np.unique(faces, axis=0, return_inverse=True)
-    rows = np.repeat(np.arange(len(t)), 4)
-    graph = coo_matrix((np.ones(rows.size), (rows, face.ravel())),
-                       shape=(len(t), int(face.max()) + 1)).tocsr()
-    _, label = connected_components(graph @ graph.T, directed=False)
-    _, first, inv = np.unique(label, return_index=True, return_inverse=True)
-    return np.argsort(np.argsort(first))[inv.ravel()]
+    return shared_pieces(face.reshape(-1, 4))
 
 
 def _face_set(triangles) -> frozenset:

@@ -206,6 +206,11 @@ def mesh_edges(triangles: np.ndarray, tets: np.ndarray) -> np.ndarray:
     return np.unique(e, axis=0) if len(e) else np.zeros((0, 2), np.int64)
 
 
+#: The faces of a tetrahedron ``(a, b, c, d)`` by vertex slot: face ``i`` is opposite vertex
+#: ``i``, ordered so that its normal points away from it (outwards for positive volume).
+TET_FACES = ((1, 2, 3), (0, 3, 2), (0, 1, 3), (0, 2, 1))
+
+
 def boundary_faces(tets: np.ndarray, *, with_tets: bool = False):
     """Faces of tetrahedra [K, 4] that belong to one tetrahedron only, oriented outwards for
     positively oriented tetrahedra, int [F, 3]; with ``with_tets`` also the tetrahedron of
@@ -218,8 +223,7 @@ def boundary_faces(tets: np.ndarray, *, with_tets: bool = False):
     if not len(t):
         return (np.zeros((0, 3), np.int64), np.zeros(0, np.int64)) if with_tets else \
             np.zeros((0, 3), np.int64)
-    # the face opposite vertex i, ordered so that its normal points away from vertex i
-    faces = np.concatenate([t[:, [1, 2, 3]], t[:, [0, 3, 2]], t[:, [0, 1, 3]], t[:, [0, 2, 1]]])
+    faces = np.concatenate([t[:, list(f)] for f in TET_FACES])
     key = np.sort(faces, axis=1)
     _, inv, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
     once = count[inv.ravel()] == 1
