@@ -13,8 +13,8 @@ Gmsh, or exported from Blender with the same groups, carries):
 
     python examples/make_flag_mesh.py      # needs the 'mesh' extra (meshio, gmsh)
 
-The materials, the connections and what holds the foot are the scene file's
-(``examples/flag.toml``); the file's vertex numbers are those the scene file's holds name.
+The materials, the connections and what holds the foot (the vertices of its part ``foot`` at
+z = 0, a hold by part and box) are the scene file's (``examples/flag.toml``).
 """
 from pathlib import Path
 
@@ -33,7 +33,7 @@ FLAG = (0.6, 0.4)              # [m] the flag's width (along x) and height (alon
 
 def flag_mesh():
     """The mesh's vertices [V, 3], its parts' cells (pole edges, flag triangles, foot
-    tetrahedra) and the foot's bottom vertices (the scene file holds them)."""
+    tetrahedra) and the foot's bottom vertices (those the scene file holds)."""
     x, tets = box_tets(*FOOT, (2, 2, 1))
     base = int(np.argmin(np.linalg.norm(x - [0.0, 0.0, FOOT[1][2]], axis=1)))
     n_pole = round((TOP - FOOT[1][2]) / CELL)

@@ -172,13 +172,55 @@ def test_an_obj_mesh_with_a_box_hold_runs(obj_folder):
     assert np.isfinite(traj.extra_points).all()
 
 
+BOX = "box = [[-1, -1, -0.001], [1, 1, 0.001]]"
+
+
+def test_a_hold_takes_a_parts_vertices_or_those_of_it_in_a_box(obj_folder):
+    from strandlab.sim.simplicial import part_vertices
+
+    everything = "box = [[-9, -9, -9], [9, 9, 9]]"
+    for hold, want in [('part = "foot"', lambda m, foot, pole: foot),
+                       (f'part = "pole"\n{everything}', lambda m, foot, pole: pole),
+                       ('part = "foot"\nbox = [[-9, -9, 0.05], [9, 9, 9]]',
+                        lambda m, foot, pole: foot[m.vertices[foot, 2] >= 0.05])]:
+        (obj_folder / "s.toml").write_text(OBJ_SCENE.replace(BOX, hold))
+        (m,) = load_scene_file(obj_folder / "s.toml").scene.simplicial
+        foot, pole = (part_vertices(m, m.part_index(n)) for n in ("foot", "pole"))
+        assert len(np.setdiff1d(foot, pole)) > 4 and len(np.setdiff1d(pole, foot)) >= 2
+        got = want(m, foot, pole)
+        assert 0 < len(got) < len(m.vertices)
+        assert m.holds[0].vertices == tuple(got.tolist())
+
+
+def test_a_held_part_stays_while_the_rest_falls(obj_folder):
+    import strandlab
+    from strandlab.sim.simplicial import part_vertices
+
+    (obj_folder / "s.toml").write_text(OBJ_SCENE.replace(BOX, 'part = "pole"')
+                                       .replace("frames = 2", "frames = 3"))
+    sim = load_scene_file(obj_folder / "s.toml")
+    (m,) = sim.scene.simplicial
+    traj = strandlab.simulate(sim)
+    moved = np.linalg.norm(traj.extra_points[-1] - traj.extra_points[0], axis=1)
+    pole = part_vertices(m, m.part_index("pole"))
+    assert moved[pole].max() == 0.0
+    assert moved.max() > 1e-3                                  # the foot falls, the flag sags
+
+
 @pytest.mark.parametrize("edit, message", [
+    ((BOX, 'part = "roof"'),
+     r"simplicial\[0\]\.holds\[0\]\.part: the mesh has no part 'roof'; its parts: pole, flag, "
+     r"foot"),
+    ((BOX, 'part = "pole"\nbox = [[-1, -1, -0.001], [1, 1, 0.001]]'),
+     r"holds\[0\]\.box: no vertex of part 'pole' lies in the box .* \(part 'pole' spans "),
+    ((BOX, 'vertices = [0]\npart = "pole"'), r"holds\[0\]\.vertices: give either vertices, "),
+    ((BOX, 'frame = 0'), r"holds\[0\]\.vertices: give either vertices, or part or box"),
     (("box = [[-1, -1, -0.001], [1, 1, 0.001]]", "box = [[-1, -1, 2], [1, 1, 3]]"),
      r"simplicial\[0\]\.holds\[0\]\.box: no vertex of the mesh lies in the box"),
     (("box = [[-1, -1, -0.001], [1, 1, 0.001]]", "box = [[1, -1, -0.001], [-1, 1, 0.001]]"),
      r"holds\[0\]\.box: the first corner must be the lower one"),
     (("box = [[-1, -1, -0.001], [1, 1, 0.001]]", "vertices = [0]\nbox = [[0, 0, 0], [1, 1, 1]]"),
-     r"holds\[0\]\.vertices: give either vertices or box"),
+     r"holds\[0\]\.vertices: give either vertices, or part or box \(or both\)"),
     (('up = "y"', 'up = "x"'), r"simplicial\[0\]\.up"),
     (('up = "y"', "weld = -1.0"), r"simplicial\[0\]\.weld"),
 ])

@@ -35,7 +35,13 @@ from ..sim.builder import SceneBuilder
 from ..sim.material import Material
 from ..sim.runner import Simulation
 from ..sim.shapes import box_mesh, circle, helix, line
-from ..sim.simplicial import Connection, MeshHold, ShellMaterial, SolidMaterial
+from ..sim.simplicial import (
+    Connection,
+    MeshHold,
+    ShellMaterial,
+    SolidMaterial,
+    part_vertices,
+)
 from ..sim.solver import get_solver, solver_names
 from . import schema as sf
 from .schema import SECTIONS, SceneFile
@@ -428,7 +434,7 @@ def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
                                 vertices=None if c.vertices is None else tuple(c.vertices))
                      for c in t.connections]
             holds = [MeshHold(tuple(h.vertices), h.frame, h.rod_twist, h.until, h.turn_only)
-                     for h in t.holds if h.box is None]
+                     for h in t.holds if h.vertices is not None]
             path = Path(t.file) if Path(t.file).is_absolute() else folder / t.file
             if not path.is_file():
                 raise FileNotFoundError(f"{where}: simplicial[{k}].file: no mesh file {path} "
@@ -436,25 +442,37 @@ def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
                                         "folder)")
             spec = read_simplicial(path, materials=mats, connections=conns, holds=holds,
                                    name=t.name, scale=t.scale, up=t.up, weld=t.weld)
-            b.add_simplicial_mesh(_box_holds(spec, t.holds, f"{where}: simplicial[{k}]"))
+            b.add_simplicial_mesh(_selected_holds(spec, t.holds, f"{where}: simplicial[{k}]"))
 
 
-def _box_holds(spec, tables, where: str):
-    """``spec`` with the holds given by a box (``[[simplicial.holds]] box = ...``) added:
-    every vertex inside it, borders included."""
-    boxed = []
+def _selected_holds(spec, tables, where: str):
+    """``spec`` with the holds given by a part or a box (``[[simplicial.holds]] part = ...``,
+    ``box = ...``) added: every vertex of the part, or of the mesh, inside the box where one is
+    given (borders included)."""
+    picked = []
     for j, h in enumerate(tables):
-        if h.box is None:
+        if h.vertices is not None:
             continue
-        lo, hi = np.asarray(h.box, dtype=np.float64)
-        inside = np.nonzero(np.all((spec.vertices >= lo) & (spec.vertices <= hi), axis=1))[0]
-        if not len(inside):
-            raise ValueError(f"{where}.holds[{j}].box: no vertex of the mesh lies in the box "
-                             f"{h.box} (the mesh spans {spec.vertices.min(axis=0).tolist()} to "
-                             f"{spec.vertices.max(axis=0).tolist()})")
-        boxed.append(MeshHold(tuple(int(v) for v in inside), h.frame, h.rod_twist, h.until,
-                              h.turn_only))
-    return replace(spec, holds=spec.holds + tuple(boxed)) if boxed else spec
+        of = "the mesh"
+        chosen = np.arange(len(spec.vertices))
+        if h.part is not None:
+            if h.part not in [p.name for p in spec.parts]:
+                raise ValueError(f"{where}.holds[{j}].part: the mesh has no part {h.part!r}; "
+                                 f"its parts: {', '.join(p.name for p in spec.parts)}")
+            of = f"part {h.part!r}"
+            chosen = part_vertices(spec, spec.part_index(h.part))
+        if h.box is not None:
+            lo, hi = np.asarray(h.box, dtype=np.float64)
+            x = spec.vertices[chosen]
+            inside = np.all((x >= lo) & (x <= hi), axis=1)
+            if not inside.any():
+                raise ValueError(f"{where}.holds[{j}].box: no vertex of {of} lies in the box "
+                                 f"{h.box} ({of} spans {x.min(axis=0).tolist()} to "
+                                 f"{x.max(axis=0).tolist()})")
+            chosen = chosen[inside]
+        picked.append(MeshHold(tuple(int(v) for v in chosen), h.frame, h.rod_twist, h.until,
+                               h.turn_only))
+    return replace(spec, holds=spec.holds + tuple(picked)) if picked else spec
 
 
 def _build_scene(data, *, source: str, default_name: str, folder=None) -> Simulation:

@@ -71,12 +71,15 @@ class ConnectionTable(_Table):
 
 class HoldTable(_Table):
     """``[[simplicial.holds]]``: vertices held in place, or moved by a frame: given by index,
-    or as every vertex inside a box."""
+    or as every vertex of a part, or inside a box, or of a part inside a box."""
 
     vertices: Indices = Field(None, description="vertex indices of the mesh file")
+    part: Name = Field(None, description="or every vertex of this part of the file (with box: "
+                                         "those inside the box)")
     box: _list_of(Vector, "two corners [[x, y, z], [x, y, z]]", n=2) = Field(
-        None, description="or every vertex of the mesh inside this box: its lower and upper "
-                          "corners [m], in strandlab's coordinates (after scale and up)")
+        None, description="or every vertex of the mesh (of part, where given) inside this box: "
+                          "its lower and upper corners [m], in strandlab's coordinates (after "
+                          "scale and up)")
     frame: Integer = Field(None, description="index of the [[frames]] entry that moves them "
                                              "(default: held in place)")
     rod_twist: Flag = Field(True, description="rod edges between held vertices turn with them")
@@ -87,8 +90,9 @@ class HoldTable(_Table):
 
     @model_validator(mode="after")
     def _which(self):
-        if (self.vertices is None) == (self.box is None):
-            raise located(("vertices",), "give either vertices or box", None, rule=True)
+        if (self.vertices is None) == (self.box is None and self.part is None):
+            raise located(("vertices",), "give either vertices, or part or box (or both)", None,
+                          rule=True)
         if self.box is not None and any(lo > hi for lo, hi in zip(*self.box)):
             raise located(("box",), "the first corner must be the lower one on every axis",
                           self.box)
