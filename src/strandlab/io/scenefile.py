@@ -186,11 +186,18 @@ def _located(exc: ValidationError, source: str, prefix: tuple = ()) -> ValueErro
     return ValueError(_message(errors[0], source, prefix) + tail)
 
 
+class _Located(ValueError):
+    """A mistake whose message already names its place in the scene file (not prefixed
+    again by :func:`_wrap`)."""
+
+
 @contextmanager
 def _wrap(where: str):
     """Re-raise errors of SceneBuilder, Material and the shapes prefixed with ``where``."""
     try:
         yield
+    except _Located:
+        raise
     except _BUILDER_ERRORS as exc:
         raise ValueError(f"{where}: {exc}") from None
 
@@ -433,16 +440,39 @@ def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
                                 hard_stiffness=c.hard_stiffness, angle_update=c.angle_update,
                                 vertices=None if c.vertices is None else tuple(c.vertices))
                      for c in t.connections]
-            holds = [MeshHold(tuple(h.vertices), h.frame, h.rod_twist, h.until, h.turn_only)
-                     for h in t.holds if h.vertices is not None]
+            holds = [_hold(h, h.vertices) for h in t.holds if h.vertices is not None]
             path = Path(t.file) if Path(t.file).is_absolute() else folder / t.file
             if not path.is_file():
                 raise FileNotFoundError(f"{where}: simplicial[{k}].file: no mesh file {path} "
                                         "(a relative path is read from the scene file's "
                                         "folder)")
-            spec = read_simplicial(path, materials=mats, connections=conns, holds=holds,
-                                   name=t.name, scale=t.scale, up=t.up, weld=t.weld)
+            groups, grouped = _group_holds(t, path, f"{where}: simplicial[{k}]")
+            spec = read_simplicial(path, materials=mats, connections=conns,
+                                   holds=holds + grouped, name=t.name, scale=t.scale, up=t.up,
+                                   weld=t.weld, groups=groups)
             b.add_simplicial_mesh(_selected_holds(spec, t.holds, f"{where}: simplicial[{k}]"))
+
+
+def _group_holds(t, path: Path, where: str):
+    """The names of the file's groups that holds name (``part = NAME`` where no
+    ``[simplicial.parts.NAME]`` is: a Gmsh physical group or VTU tag of vertices to hold, not a
+    part), and those holds, in the file's vertex numbering, narrowed to their boxes."""
+    named = [(j, h) for j, h in enumerate(t.holds) if h.part is not None
+             and h.part not in t.parts]
+    if not named:
+        return (), []
+    from .simplicial import file_groups
+    x, members = file_groups(path, up=t.up, scale=t.scale)
+    out = []
+    for j, h in named:
+        if h.part not in members:
+            raise _Located(f"{where}.holds[{j}].part: {h.part!r} is no part of the file "
+                           f"([simplicial.parts]: {', '.join(t.parts)})"
+                           + (f" nor one of its groups ({', '.join(members)})" if members
+                              else ""))
+        out.append(_hold(h, _boxed(members[h.part], x, h, f"{where}.holds[{j}]",
+                                   f"group {h.part!r}")))
+    return tuple(h.part for _, h in named), out
 
 
 def _selected_holds(spec, tables, where: str):
@@ -450,29 +480,36 @@ def _selected_holds(spec, tables, where: str):
     ``box = ...``) added: every vertex of the part, or of the mesh, inside the box where one is
     given (borders included)."""
     picked = []
+    names = [p.name for p in spec.parts]
     for j, h in enumerate(tables):
-        if h.vertices is not None:
-            continue
-        of = "the mesh"
-        chosen = np.arange(len(spec.vertices))
-        if h.part is not None:
-            if h.part not in [p.name for p in spec.parts]:
-                raise ValueError(f"{where}.holds[{j}].part: the mesh has no part {h.part!r}; "
-                                 f"its parts: {', '.join(p.name for p in spec.parts)}")
-            of = f"part {h.part!r}"
-            chosen = part_vertices(spec, spec.part_index(h.part))
-        if h.box is not None:
-            lo, hi = np.asarray(h.box, dtype=np.float64)
-            x = spec.vertices[chosen]
-            inside = np.all((x >= lo) & (x <= hi), axis=1)
-            if not inside.any():
-                raise ValueError(f"{where}.holds[{j}].box: no vertex of {of} lies in the box "
-                                 f"{h.box} ({of} spans {x.min(axis=0).tolist()} to "
-                                 f"{x.max(axis=0).tolist()})")
-            chosen = chosen[inside]
-        picked.append(MeshHold(tuple(int(v) for v in chosen), h.frame, h.rod_twist, h.until,
-                               h.turn_only))
+        if h.vertices is not None or (h.part is not None and h.part not in names):
+            continue                                # by index, or a group's (_group_holds)
+        if h.part is None:
+            chosen, of = np.arange(len(spec.vertices)), "the mesh"
+        else:
+            chosen, of = part_vertices(spec, spec.part_index(h.part)), f"part {h.part!r}"
+        picked.append(_hold(h, _boxed(chosen, spec.vertices, h, f"{where}.holds[{j}]", of)))
     return replace(spec, holds=spec.holds + tuple(picked)) if picked else spec
+
+
+def _boxed(chosen: np.ndarray, x: np.ndarray, h, where: str, of: str) -> np.ndarray:
+    """The vertices ``chosen`` (rows of the positions ``x`` [m]) inside the box of the hold
+    ``h``, borders included (all of them where it gives none); ``where`` and ``of`` (what they
+    are) locate a box that holds none."""
+    if h.box is None:
+        return chosen
+    lo, hi = np.asarray(h.box, dtype=np.float64)
+    inside = np.all((x[chosen] >= lo) & (x[chosen] <= hi), axis=1)
+    if not inside.any():
+        raise _Located(f"{where}.box: no vertex of {of} lies in the box {h.box} ({of} spans "
+                       f"{x[chosen].min(axis=0).tolist()} to {x[chosen].max(axis=0).tolist()})")
+    return chosen[inside]
+
+
+def _hold(h, vertices) -> MeshHold:
+    """The hold of table ``h`` on ``vertices``."""
+    return MeshHold(tuple(int(v) for v in vertices), h.frame, h.rod_twist, h.until,
+                    h.turn_only)
 
 
 def _build_scene(data, *, source: str, default_name: str, folder=None) -> Simulation:

@@ -53,13 +53,14 @@ from .tet_fill import TetFills, off_surface
 from .usd_parts import USD_SUFFIXES, read_usd_parts
 
 __all__ = ["read_simplicial", "write_simplicial", "file_cells", "file_subsets",
-           "file_contents",
+           "file_contents", "file_groups",
            "SIMPLICIAL_SUFFIXES"]
 
 SIMPLICIAL_SUFFIXES = (".msh", ".vtu")
 #: Files of a modelling tool: parts without simplex kinds, which the materials give.
 TOOL_SUFFIXES = (".obj", ".abc") + USD_SUFFIXES
 _CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
+_CELL_DIM = {"vertex": 0, "line": 1, "triangle": 2, "tetra": 3}
 _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
@@ -114,18 +115,27 @@ def _tags(mesh, k: int, path: Path) -> np.ndarray:
 
 
 def _names(mesh) -> dict:
-    """Part tag -> name from the file's field data (Gmsh physical names)."""
+    """(part tag, dimension) -> name from the file's field data (Gmsh physical names, which
+    are numbered per dimension: a physical surface 1 and a physical volume 1 are two groups);
+    a name given without dimension under (tag, None)."""
     out = {}
     for name, val in (mesh.field_data or {}).items():
         arr = np.asarray(val).ravel()
         if len(arr):
-            out[int(arr[0])] = str(name)
+            out[int(arr[0]), int(arr[1]) if len(arr) > 1 else None] = str(name)
     return out
+
+
+def _group_name(names: dict, tag: int, cell_type: str):
+    """The name of the group ``tag`` of cells of ``cell_type`` (:func:`_names`), or the tag."""
+    dim = _CELL_DIM[cell_type]
+    return names.get((tag, dim), names.get((tag, None), tag))
 
 
 def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
                     name: str | None = None, scale: float | None = None,
-                    up: str | None = None, weld: float = 1e-6) -> SimplicialSpec:
+                    up: str | None = None, weld: float = 1e-6,
+                    groups=()) -> SimplicialSpec:
     """Read a labelled mesh (see the module docstring).
 
     materials : part name (or integer tag) -> material (:class:`~strandlab.sim.material.Material`
@@ -149,6 +159,9 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     weld : OBJ, USD and Alembic files only: vertices within this distance [file units] become one
         (modelling tools write each object's vertices apart, so a rod drawn along a cloth's
         edge has vertices of its own there; OBJ writers print 6 decimals).
+    groups : Gmsh and VTU files only: names (or tags) of the file's groups that are no parts,
+        only sets of vertices (a Gmsh physical surface on a solid's face, to hold it): their
+        cells are left out of the mesh (:func:`file_groups` gives their vertices).
 
     Errors name the file and the offending cell: an unreadable file, a tag without material,
     a cell whose material does not fit its simplex (a triangle labelled with a rod material).
@@ -159,7 +172,7 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
         x, cells, file_index = _part_cells(p, src, materials, weld)
     else:
         src = None
-        x, cells = _meshio_cells(p, _read_mesh(p), materials)
+        x, cells = _meshio_cells(p, _read_mesh(p), materials, groups)
         file_index = np.arange(len(x))
     return _spec(p, _placed(x, up, scale, src), cells, file_index, connections, holds, name)
 
@@ -233,6 +246,28 @@ def file_contents(path, *, up: str | None = None, weld: float = 1e-6,
     return x_file, _placed(x_file, up, scale, None), {k: tuple(v) for k, v in cells.items()}, {}
 
 
+def file_groups(path, *, up: str | None = None, scale: float | None = None):
+    """The groups of a Gmsh or VTU file as sets of vertices: every physical group (Gmsh) or
+    ``part`` tag (VTU), of points, lines, triangles or tetrahedra, whether or not a material
+    makes it a part.  Returns the file's points in metres in strandlab's axes [N, 3] and ``{group
+    name (the tag where it has none): the file indices of its cells' vertices, sorted}``; for
+    other files (OBJ, USD, Alembic: no such groups) ``(None, {})``."""
+    p = _mesh_file(path, up, scale)
+    if p.suffix.lower() in TOOL_SUFFIXES:
+        return None, {}
+    mesh = _read_mesh(p)
+    names, out = _names(mesh), {}
+    for k, block in enumerate(mesh.cells):
+        if block.type not in _CELL_KIND and block.type != "vertex":
+            continue
+        tags = _tags(mesh, k, p)
+        data = np.asarray(block.data, dtype=np.int64).reshape(len(tags), -1)
+        for tag in np.unique(tags):
+            key = str(_group_name(names, int(tag), block.type))
+            out[key] = np.union1d(out.get(key, np.zeros(0, np.int64)), data[tags == tag])
+    return _placed(_points(mesh), up, scale, None), out
+
+
 def _subsets(src) -> dict:
     """:func:`file_subsets`' dict of the welded parts ``src``."""
     out = {}
@@ -256,7 +291,7 @@ def _tagged_cells(p: Path, mesh):
             continue
         tags = _tags(mesh, k, p)
         for tag in np.unique(tags):
-            yield (int(tag), names.get(int(tag), int(tag)), block.type,
+            yield (int(tag), _group_name(names, int(tag), block.type), block.type,
                    np.asarray(block.data, dtype=np.int64)[tags == tag],
                    int(np.nonzero(tags == tag)[0][0]))
 
@@ -277,11 +312,14 @@ def _stray(materials: Mapping, known) -> str:
             "or face subset of the file")
 
 
-def _meshio_cells(p: Path, mesh, materials: Mapping):
+def _meshio_cells(p: Path, mesh, materials: Mapping, groups=()):
     """The vertices [V, 3] of a meshio mesh and its cells by kind: (tag, part name, material,
-    cells) each."""
+    cells) each; the cells of ``groups`` (names or tags) left out."""
     cells = {"rod": [], "shell": [], "solid": []}
+    skip = {str(g) for g in groups}
     for tag, key, cell_type, sel, first in _tagged_cells(p, mesh):
+        if str(key) in skip or str(tag) in skip:
+            continue
         mat = materials.get(key, materials.get(tag))
         if mat is None:
             known = {k for t, name, *_ in _tagged_cells(p, mesh) for k in (t, name)}

@@ -1,0 +1,130 @@
+"""Groups of a Gmsh file that are no parts: a physical surface on a solid's face, a physical
+point, authored in Gmsh to be held; their cells stay out of the mesh, their vertices are held by
+name in a scene file.  Gmsh numbers physical groups per dimension: a surface 1 and a volume 1
+are two groups with their own names."""
+import numpy as np
+import pytest
+
+from strandlab.io.scenefile import load_scene_file
+from strandlab.io.simplicial import file_cells, file_groups, read_simplicial
+from strandlab.sim.runner import simulate
+from strandlab.sim.simplicial import SolidMaterial
+
+gmsh = pytest.importorskip("gmsh")
+pytest.importorskip("meshio")
+
+SCENE = """
+[scene]
+dt = 0.01
+frames = 3
+[solver]
+type = "mixed"
+[[simplicial]]
+file = "block.msh"
+[simplicial.parts.block]
+kind = "solid"
+young_modulus = 2e4
+poisson_ratio = 0.3
+density = 1000
+[[simplicial.holds]]
+part = "clamp"
+"""
+
+
+def block_msh(path, *, tag_per_dimension: bool = False):
+    """A 0.2 m x 0.1 m x 0.1 m block of tetrahedra written by Gmsh itself: the physical volume
+    ``block``, the physical surface ``clamp`` (its face at x = 0) and the physical point
+    ``corner`` (the origin); with ``tag_per_dimension`` the surface and the volume are both
+    numbered 1, as a ``.geo`` file's ``Physical Surface(1)`` and ``Physical Volume(1)``."""
+    gmsh.initialize(["-noenv"])
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        gmsh.model.add("block")
+        v = gmsh.model.occ.addBox(0, 0, 0, 0.2, 0.1, 0.1)
+        gmsh.model.occ.synchronize()
+        gmsh.option.setNumber("Mesh.MeshSizeMax", 0.06)
+        face = [t for _, t in gmsh.model.getBoundary([(3, v)], oriented=False)
+                if abs(gmsh.model.occ.getCenterOfMass(2, t)[0]) < 1e-9]
+        corner = [t for _, t in gmsh.model.getEntities(0)
+                  if np.allclose(gmsh.model.getValue(0, t, []), 0.0)]
+        one = 1 if tag_per_dimension else -1
+        gmsh.model.addPhysicalGroup(3, [v], tag=one, name="block")
+        gmsh.model.addPhysicalGroup(2, face, tag=one, name="clamp")
+        gmsh.model.addPhysicalGroup(0, corner, name="corner")
+        gmsh.model.mesh.generate(3)
+        gmsh.write(str(path))
+    finally:
+        gmsh.finalize()
+    return path
+
+
+@pytest.fixture(params=[False, True], ids=["tags apart", "tags per dimension"])
+def folder(tmp_path, request):
+    block_msh(tmp_path / "block.msh", tag_per_dimension=request.param)
+    return tmp_path
+
+
+def test_groups_are_sets_of_the_files_vertices(folder):
+    x, groups = file_groups(folder / "block.msh")
+    assert set(groups) == {"block", "clamp", "corner"}
+    _, _, cells = file_cells(folder / "block.msh")
+    assert set(cells) == {"block", "clamp"}                     # each named as in Gmsh
+    assert len(cells["clamp"][1]) > 4 and not len(cells["clamp"][2])
+    assert len(cells["block"][2]) > 20 and not len(cells["block"][1])
+    np.testing.assert_array_equal(groups["clamp"], np.unique(cells["clamp"][1]))
+    np.testing.assert_array_equal(groups["block"], np.unique(cells["block"][2]))
+    assert np.all(x[groups["clamp"], 0] == 0.0)
+    face = np.nonzero(x[groups["block"], 0] == 0.0)[0]
+    assert len(groups["clamp"]) == len(face) >= 6               # the whole face, only it
+    (corner,) = groups["corner"]
+    assert np.all(x[corner] == 0.0)
+
+
+def test_a_group_left_out_is_no_part(folder):
+    mat = SolidMaterial(1e5, 0.3, 1000.0)
+    with pytest.raises(ValueError, match=r"block\.msh: triangle \d+ has part 'clamp', which "
+                                         r"has no material"):
+        read_simplicial(folder / "block.msh", materials={"block": mat})
+    spec = read_simplicial(folder / "block.msh", materials={"block": mat},
+                           groups=("clamp", "corner"))
+    assert [(p.name, p.kind) for p in spec.parts] == [("block", "solid")]
+    assert not len(spec.triangles) and len(spec.tets) > 20
+
+
+def test_a_scene_file_holds_a_group_by_name(folder):
+    (folder / "s.toml").write_text(SCENE)
+    sim = load_scene_file(folder / "s.toml")
+    (spec,) = sim.scene.simplicial
+    assert [p.name for p in spec.parts] == ["block"] and not len(spec.triangles)
+    (hold,) = spec.holds
+    held = np.array(hold.vertices)
+    assert np.all(spec.vertices[held, 0] == 0.0)
+    assert len(held) == np.count_nonzero(spec.vertices[:, 0] == 0.0)
+    # the soft block hangs from its clamped face: the face stays, its far end sags
+    x = np.asarray(simulate(sim).extra_points)
+    assert np.abs(x[:, held] - x[0, held]).max() == 0.0
+    assert x[0, :, 2].min() - x[-1, :, 2].min() > 1e-4
+
+
+def test_a_groups_hold_narrowed_by_a_box(folder):
+    (folder / "s.toml").write_text(SCENE.replace('part = "clamp"',
+                                                 'part = "clamp"\nbox = [[-1, -1, -1], '
+                                                 '[1, 0.05, 1]]'))
+    (spec,) = load_scene_file(folder / "s.toml").scene.simplicial
+    held = spec.vertices[list(spec.holds[0].vertices)]
+    face = spec.vertices[spec.vertices[:, 0] == 0.0]
+    assert np.all(held[:, 0] == 0.0) and np.all(held[:, 1] <= 0.05)
+    assert len(held) == np.count_nonzero(face[:, 1] <= 0.05) < len(face)
+
+
+@pytest.mark.parametrize("edit, message", [
+    ('part = "clmap"', r"^[^:]*s\.toml: simplicial\[0\]\.holds\[0\]\.part: 'clmap' is no part of the "
+                       r"file \(\[simplicial\.parts\]: block\) nor one of its groups \("),
+    ('part = "clamp"\nbox = [[1, 1, 1], [2, 2, 2]]',
+     r"^[^:]*s\.toml: simplicial\[0\]\.holds\[0\]\.box: no vertex of group 'clamp' lies in the "
+     r"box"),
+])
+def test_group_hold_mistakes_are_located(folder, edit, message):
+    (folder / "s.toml").write_text(SCENE.replace('part = "clamp"', edit))
+    with pytest.raises(ValueError, match=message):
+        load_scene_file(folder / "s.toml")
