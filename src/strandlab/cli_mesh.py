@@ -68,7 +68,7 @@ def format_mesh_info(info) -> list[str]:
     out = [f"{info.path}: {info.vertices} vertices"
            + (f" ({info.file_vertices} in the file, {welded} welded)" if welded else "")
            + f"; extent [{lo}] to [{hi}] m"]
-    width = max([4] + [len(p.name) for p in info.parts])
+    width = max([4] + [len(p.name) for p in info.parts] + [len(n) for n, _ in info.points])
     # a USD or Alembic file's parts go by their paths, and by a name on them (column "name")
     short = short_names([p.name for p in info.parts if p.name.startswith("/")])
     col = max([0] + [len(n) + 2 for n in short.values()])
@@ -78,6 +78,9 @@ def format_mesh_info(info) -> list[str]:
         out.append(f"{p.name:<{width}}  " + (f"{short.get(p.name, ''):<{col}}" if col else "")
                    + f"{p.lines:5d}  {p.triangles:9d}  {p.tetrahedra:10d}  {p.vertices:8d}  "
                    f"{_can_be(p)}")
+    for name, n in info.points:
+        out.append(f"{name:<{width}}  " + " " * col + f"{0:5d}  {0:9d}  {0:10d}  {n:8d}  "
+                   "held only (points)")
     if info.touching:
         out.append("touching parts:")
         for a, b, nv, ne in info.touching:
@@ -87,6 +90,9 @@ def format_mesh_info(info) -> list[str]:
             out.append(f"  {a} - {b}: {what} ({how})")
     else:
         out.append("no parts touch (parts are joined only where they share vertices)")
+    if info.groups:
+        out.append("(a hold in a scene file may name a part no material is given: its cells "
+                   "are then left out,\n its vertices held)")
     for a, b, dist in info.near:
         out.append(f"near miss: {a} - {b} come within {dist:.3g} m without sharing a vertex "
                    "there: not joined (a larger --weld joins them)")

@@ -128,3 +128,25 @@ def test_group_hold_mistakes_are_located(folder, edit, message):
     (folder / "s.toml").write_text(SCENE.replace('part = "clamp"', edit))
     with pytest.raises(ValueError, match=message):
         load_scene_file(folder / "s.toml")
+
+
+def test_the_mesh_command_shows_the_groups(folder, capsys):
+    from strandlab.cli import main
+    from strandlab.io.mesh_info import describe_mesh_file
+
+    info = describe_mesh_file(folder / "block.msh")
+    assert [p.name for p in info.parts] == ["clamp", "block"]
+    assert info.points == (("corner", 1),) and info.groups
+    assert not describe_mesh_file(_obj(folder)).groups
+    assert main(["mesh", str(folder / "block.msh")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[4].split() == ["corner", "0", "0", "0", "1", "held", "only", "(points)"]
+    assert "(a hold in a scene file may name a part no material is given: its cells are then " \
+           "left out," in out
+
+
+def _obj(folder):
+    """A one-triangle OBJ file in ``folder`` (no groups)."""
+    path = folder / "t.obj"
+    path.write_text("o t\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
+    return path

@@ -67,7 +67,10 @@ class MeshInfo:
     ``(a, b, shared vertices, shared edges)``: a curve connection needs shared edges, a point
     connection a shared vertex; ``near``: per pair of parts with a near miss
     (:func:`near_misses`), ``(a, b, closest distance [m])``; ``subsets``: the face subsets of
-    a USD or Alembic file's meshes (:class:`SubsetInfo`)."""
+    a USD or Alembic file's meshes (:class:`SubsetInfo`); ``groups``: whether the file has
+    groups (Gmsh, VTU: a scene file's hold may name one that no material makes a part, its
+    cells left out, :func:`~strandlab.io.simplicial.file_groups`), and ``points``: its groups
+    of points only, ``(name, vertices)``, which can only be held."""
 
     path: Path
     file_vertices: int
@@ -78,6 +81,8 @@ class MeshInfo:
     touching: tuple
     near: tuple = ()
     subsets: tuple = ()
+    groups: bool = False
+    points: tuple = ()
 
 
 def _edges(lines, triangles, tets) -> set:
@@ -145,10 +150,11 @@ def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
     ``scale``, and ``weld`` for OBJ, USD and Alembic files; a USD or Alembic part named by its
     path) but without materials: a part's possible kinds come from its cells (lines: a rod;
     triangles: a shell, or a solid when they close; tetrahedra: a solid)."""
-    from .simplicial import file_contents
+    from .simplicial import file_contents, file_groups
 
     p = Path(path)
     x_file, x, cells, file_subsets = file_contents(p, up=up, weld=weld, scale=scale)
+    groups = file_groups(p, up=up, scale=scale)[1]
     parts, edges, verts = [], {}, {}
     for name, (lines, triangles, tets) in cells.items():
         closed, volume = _closed_volume(x, triangles)
@@ -180,8 +186,9 @@ def describe_mesh_file(path, *, up: str | None = None, weld: float = 1e-6,
                   | {s.name for s in subsets if s.closed})
     parts = [replace(pt, fill=fill.get(pt.name, "")) for pt in parts]
     subsets = tuple(replace(s, fill=fill.get(s.name, "")) for s in subsets)
+    points = tuple((g, len(v)) for g, v in groups.items() if g not in cells)
     return MeshInfo(p, len(x_file), len(x), tuple(lower.tolist()), tuple(upper.tolist()),
-                    tuple(parts), tuple(touching), tuple(near), subsets)
+                    tuple(parts), tuple(touching), tuple(near), subsets, bool(groups), points)
 
 
 def _fills(cells: dict, surfaces: dict, closed) -> dict:
