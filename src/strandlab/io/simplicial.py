@@ -251,7 +251,13 @@ def file_groups(path, *, up: str | None = None, scale: float | None = None):
     ``part`` tag (VTU), of points, lines, triangles or tetrahedra, whether or not a material
     makes it a part.  Returns the file's points in metres in strandlab's axes [N, 3] and ``{group
     name (the tag where it has none): the file indices of its cells' vertices, sorted}``; for
-    other files (OBJ, USD, Alembic: no such groups) ``(None, {})``."""
+    other files (OBJ, USD, Alembic: no such groups) ``(None, {})``.  A hold's vertices are
+    given to :func:`read_simplicial` in the file's numbering, so a group is held as::
+
+        x, groups = file_groups("block.msh")
+        spec = read_simplicial("block.msh", materials={"block": SolidMaterial(2e4, 0.3, 1e3)},
+                               groups=["clamp"], holds=[MeshHold(tuple(groups["clamp"]))])
+    """
     p = _mesh_file(path, up, scale)
     if p.suffix.lower() in TOOL_SUFFIXES:
         return None, {}
