@@ -150,3 +150,75 @@ def _obj(folder):
     path = folder / "t.obj"
     path.write_text("o t\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")
     return path
+
+
+def test_a_physical_group_of_several_curves_is_one_part(tmp_path):
+    """A rod drawn in Gmsh as two curves, the first embedded in the block (a curve
+    connection), the second sticking out: one physical group, two blocks of cells in the file,
+    one part."""
+    meshio = pytest.importorskip("meshio")
+    from strandlab.sim.material import Material
+    from strandlab.sim.simplicial import Connection, part_edges, part_vertices
+
+    gmsh.initialize(["-noenv"])
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        occ = gmsh.model.occ
+        v = occ.addBox(0, 0, 0, 0.2, 0.1, 0.1)
+        a, b, c = (occ.addPoint(x, 0.05, 0.05) for x in (0.05, 0.15, 0.4))
+        inside, outside = occ.addLine(a, b), occ.addLine(b, c)
+        occ.synchronize()
+        gmsh.model.mesh.embed(1, [inside], 3, v)
+        gmsh.model.mesh.embed(0, [b], 3, v)
+        gmsh.option.setNumber("Mesh.MeshSizeMax", 0.04)
+        gmsh.model.addPhysicalGroup(3, [v], name="block")
+        gmsh.model.addPhysicalGroup(1, [inside, outside], name="rod")
+        gmsh.model.mesh.generate(3)
+        gmsh.write(str(tmp_path / "rod.msh"))
+    finally:
+        gmsh.finalize()
+    blocks = [len(blk.data) for blk in meshio.read(tmp_path / "rod.msh").cells
+              if blk.type == "line"]
+    assert len(blocks) == 2                                     # a block per curve
+    spec = read_simplicial(tmp_path / "rod.msh", materials={
+        "rod": Material(young_modulus=2e11, density=7800.0, radius=0.003),
+        "block": SolidMaterial(1e6, 0.45, 1000.0)},
+        connections=[Connection(kind="curve", parts=("rod", "block"), bend_stiffness=1.0)])
+    assert [(p.name, p.kind) for p in spec.parts] == [("rod", "rod"), ("block", "solid")]
+    assert len(spec.rod_edges) == sum(blocks)
+    rod = part_vertices(spec, 0)
+    assert len(rod) == len(spec.rod_edges) + 1                  # one chain, 0.05 to 0.4 m
+    assert spec.vertices[rod, 0].min() == pytest.approx(0.05)
+    assert spec.vertices[rod, 0].max() == pytest.approx(0.4)
+    shared = {tuple(e) for e in part_edges(spec, 0)} & {tuple(e) for e in part_edges(spec, 1)}
+    inside_x = spec.vertices[np.array(sorted(shared)).ravel(), 0]
+    assert len(shared) >= 2 and inside_x.max() == pytest.approx(0.15)
+
+
+def test_a_cell_without_material_is_counted_over_the_files_blocks(tmp_path):
+    """Three curves in a chain, the outer two the group ``rod``, the middle one ``tail``: the
+    file's line blocks are rod, tail, rod; the first of tail's lines is counted over the file's
+    lines."""
+    from strandlab.sim.material import Material
+
+    gmsh.initialize(["-noenv"])
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        geo = gmsh.model.geo
+        pts = [geo.addPoint(0.1 * k, 0.0, 0.0) for k in range(4)]
+        curves = [geo.addLine(a, b) for a, b in zip(pts, pts[1:])]
+        geo.synchronize()
+        for c in curves:
+            gmsh.model.mesh.setTransfiniteCurve(c, 4)               # 3 lines each
+        gmsh.model.addPhysicalGroup(1, [curves[0], curves[2]], name="rod")
+        gmsh.model.addPhysicalGroup(1, [curves[1]], name="tail")
+        gmsh.model.mesh.generate(1)
+        gmsh.write(str(tmp_path / "chain.msh"))
+    finally:
+        gmsh.finalize()
+    steel = Material(young_modulus=2e11, density=7800.0, radius=1e-3)
+    with pytest.raises(ValueError, match=r"chain\.msh: line 3 has part 'tail', which has no "):
+        read_simplicial(tmp_path / "chain.msh", materials={"rod": steel})
+    spec = read_simplicial(tmp_path / "chain.msh", materials={"rod": steel, "tail": steel})
+    assert [p.name for p in spec.parts] == ["rod", "tail"]
+    assert np.bincount(spec.rod_part).tolist() == [6, 3]

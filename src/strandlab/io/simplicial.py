@@ -289,17 +289,25 @@ def _subsets(src) -> dict:
 
 
 def _tagged_cells(p: Path, mesh):
-    """Per part tag of each cell block of a meshio mesh: (tag, part name (the tag without
-    one), cell type, its cells of that tag [n, k], the block index of the first)."""
-    names = _names(mesh)
+    """Per part tag and cell type of a meshio mesh: (tag, part name (the tag without one),
+    cell type, its cells of that tag [n, k], the index of the first among the file's cells of
+    that type), in the order of their first cells.  A Gmsh file has a block of cells per
+    geometric entity: a physical group of several curves or surfaces is one part."""
+    names, got, seen = _names(mesh), {}, {}
     for k, block in enumerate(mesh.cells):
         if block.type not in _CELL_KIND:
             continue
         tags = _tags(mesh, k, p)
+        data = np.asarray(block.data, dtype=np.int64)
+        base = seen.get(block.type, 0)
         for tag in np.unique(tags):
-            yield (int(tag), _group_name(names, int(tag), block.type), block.type,
-                   np.asarray(block.data, dtype=np.int64)[tags == tag],
-                   int(np.nonzero(tags == tag)[0][0]))
+            mine = tags == tag
+            entry = got.setdefault((int(tag), block.type),
+                                   ([], base + int(np.nonzero(mine)[0][0])))
+            entry[0].append(data[mine])
+        seen[block.type] = base + len(data)
+    for (tag, cell_type), (blocks, first) in got.items():
+        yield tag, _group_name(names, tag, cell_type), cell_type, np.concatenate(blocks), first
 
 
 def _points(mesh) -> np.ndarray:
