@@ -222,3 +222,72 @@ def test_a_cell_without_material_is_counted_over_the_files_blocks(tmp_path):
     spec = read_simplicial(tmp_path / "chain.msh", materials={"rod": steel, "tail": steel})
     assert [p.name for p in spec.parts] == ["rod", "tail"]
     assert np.bincount(spec.rod_part).tolist() == [6, 3]
+
+
+def _recombined(path, *, order: int = 1, volume: bool = False):
+    """A 0.4 m x 0.2 m rectangle meshed by Gmsh in quadrilaterals (the group ``cloth``), or a
+    box in hexahedra (``volume``, the group ``block``), of elements of ``order``."""
+    gmsh.initialize(["-noenv"])
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        occ = gmsh.model.occ
+        tag = occ.addBox(0, 0, 0, 0.4, 0.2, 0.1) if volume else occ.addRectangle(0, 0, 0, 0.4,
+                                                                                0.2)
+        occ.synchronize()
+        gmsh.option.setNumber("Mesh.MeshSizeMax", 0.05)
+        gmsh.option.setNumber("Mesh.RecombineAll", 1)
+        if volume:
+            gmsh.option.setNumber("Mesh.Recombine3DAll", 1)
+            for _, c in gmsh.model.getEntities(1):
+                gmsh.model.mesh.setTransfiniteCurve(c, 3)
+            for _, f in gmsh.model.getEntities(2):
+                gmsh.model.mesh.setTransfiniteSurface(f)
+            gmsh.model.mesh.setTransfiniteVolume(tag)
+        gmsh.model.addPhysicalGroup(3 if volume else 2, [tag],
+                                    name="block" if volume else "cloth")
+        gmsh.option.setNumber("Mesh.ElementOrder", order)
+        gmsh.model.mesh.generate(3 if volume else 2)
+        gmsh.write(str(path))
+    finally:
+        gmsh.finalize()
+    return path
+
+
+def test_quadrilaterals_are_cut_into_triangles(tmp_path):
+    from strandlab.sim.simplicial import ShellMaterial
+
+    path = _recombined(tmp_path / "quad.msh")
+    quads = [len(b.data) for b in __import__("meshio").read(path).cells if b.type == "quad"]
+    with pytest.raises(ValueError, match=r"quad\.msh: quadrilateral 0 has part 'cloth', which "
+                                         r"has no material"):
+        read_simplicial(path, materials={})
+    spec = read_simplicial(path, materials={"cloth": ShellMaterial(1e6, 0.3, 1e-3, 300.0)})
+    assert len(spec.triangles) == 2 * sum(quads) > 0
+    x = spec.vertices[spec.triangles]
+    n = np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0])
+    assert np.all(n[:, 2] > 0)                                   # as the quads face: +z
+    assert 0.5 * n[:, 2].sum() == pytest.approx(0.08)            # no gap, no overlap
+    # each quad's two triangles (in turn) share its shorter diagonal
+    cuts = 0
+    for one, two in spec.triangles.reshape(-1, 2, 3):
+        shared = np.intersect1d(one, two)
+        other = np.setxor1d(one, two)
+        assert len(shared) == len(other) == 2
+        d = [np.linalg.norm(np.subtract(*spec.vertices[e])) for e in (shared, other)]
+        assert d[0] <= d[1]
+        cuts += d[0] < 0.99 * d[1]
+    assert cuts > 10                                            # Gmsh's quads are not squares
+
+
+@pytest.mark.parametrize("order, volume, message", [
+    (2, False, r"quad\.msh: group 'cloth' has quad9 cells: second-order elements are not taken: "
+               r"mesh with first-order ones \(in Gmsh: Mesh\.ElementOrder = 1\)"),
+    (1, True, r"quad\.msh: group 'block' has hexahedron cells: mesh solids with tetrahedra"),
+])
+def test_cells_strandlab_does_not_take_are_refused(tmp_path, order, volume, message):
+    from strandlab.sim.simplicial import ShellMaterial
+
+    path = _recombined(tmp_path / "quad.msh", order=order, volume=volume)
+    with pytest.raises(ValueError, match=message):
+        read_simplicial(path, materials={"cloth": ShellMaterial(1e6, 0.3, 1e-3, 300.0),
+                                         "block": SolidMaterial(1e6, 0.3, 1e3)})

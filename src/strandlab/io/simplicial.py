@@ -60,7 +60,9 @@ SIMPLICIAL_SUFFIXES = (".msh", ".vtu")
 #: Files of a modelling tool: parts without simplex kinds, which the materials give.
 TOOL_SUFFIXES = (".obj", ".abc") + USD_SUFFIXES
 _CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
-_CELL_DIM = {"vertex": 0, "line": 1, "triangle": 2, "tetra": 3}
+#: Dimensions of meshio's cell types (their names without the order's digits: ``quad9``).
+_CELL_DIM = {"vertex": 0, "line": 1, "triangle": 2, "quad": 2, "polygon": 2, "tetra": 3,
+             "hexahedron": 3, "wedge": 3, "pyramid": 3}
 _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
@@ -128,7 +130,7 @@ def _names(mesh) -> dict:
 
 def _group_name(names: dict, tag: int, cell_type: str):
     """The name of the group ``tag`` of cells of ``cell_type`` (:func:`_names`), or the tag."""
-    dim = _CELL_DIM[cell_type]
+    dim = _CELL_DIM.get(cell_type.rstrip("0123456789"))
     return names.get((tag, dim), names.get((tag, None), tag))
 
 
@@ -264,7 +266,7 @@ def file_groups(path, *, up: str | None = None, scale: float | None = None):
     mesh = _read_mesh(p)
     names, out = _names(mesh), {}
     for k, block in enumerate(mesh.cells):
-        if block.type not in _CELL_KIND and block.type != "vertex":
+        if block.type not in _CELL_KIND and block.type not in ("vertex", "quad"):
             continue
         tags = _tags(mesh, k, p)
         data = np.asarray(block.data, dtype=np.int64).reshape(len(tags), -1)
@@ -290,24 +292,58 @@ def _subsets(src) -> dict:
 
 def _tagged_cells(p: Path, mesh):
     """Per part tag and cell type of a meshio mesh: (tag, part name (the tag without one),
-    cell type, its cells of that tag [n, k], the index of the first among the file's cells of
-    that type), in the order of their first cells.  A Gmsh file has a block of cells per
-    geometric entity: a physical group of several curves or surfaces is one part."""
+    cell type, its cells of that tag [n, k], the first of them as the file counts it, e.g.
+    ``"triangle 4"``), in the order of their first cells.  A Gmsh file has a block of cells per
+    geometric entity: a physical group of several curves or surfaces is one part.
+    Quadrilaterals (Gmsh's recombined surfaces) are cut into two triangles each, along their
+    shorter diagonal; cells of other types (points aside) are refused, naming their type and
+    group."""
     names, got, seen = _names(mesh), {}, {}
+    x = _points(mesh)
     for k, block in enumerate(mesh.cells):
-        if block.type not in _CELL_KIND:
+        if block.type == "vertex":
             continue
         tags = _tags(mesh, k, p)
+        if block.type not in _CELL_KIND and block.type != "quad":
+            _refuse_cells(p, block.type, _group_name(names, int(tags[0]), block.type))
         data = np.asarray(block.data, dtype=np.int64)
         base = seen.get(block.type, 0)
         for tag in np.unique(tags):
             mine = tags == tag
-            entry = got.setdefault((int(tag), block.type),
-                                   ([], base + int(np.nonzero(mine)[0][0])))
-            entry[0].append(data[mine])
+            cells = _quads_cut(x, data[mine]) if block.type == "quad" else data[mine]
+            kind = "triangle" if block.type == "quad" else block.type
+            word = "quadrilateral" if block.type == "quad" else _CELL_WORD[kind]
+            entry = got.setdefault((int(tag), kind),
+                                   ([], f"{word} {base + int(np.nonzero(mine)[0][0])}"))
+            entry[0].append(cells)
         seen[block.type] = base + len(data)
     for (tag, cell_type), (blocks, first) in got.items():
         yield tag, _group_name(names, tag, cell_type), cell_type, np.concatenate(blocks), first
+
+
+def _quads_cut(x: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """Quadrilaterals [n, 4] as triangles [2n, 3] of the same orientation, each cut along its
+    shorter diagonal (vertices ``x`` [N, 3])."""
+    a, b, c, d = quads.T
+    short = (np.linalg.norm(x[a] - x[c], axis=1) <= np.linalg.norm(x[b] - x[d], axis=1))
+    first = np.where(short[:, None], np.c_[a, b, c], np.c_[a, b, d])
+    second = np.where(short[:, None], np.c_[a, c, d], np.c_[b, c, d])
+    return np.stack([first, second], axis=1).reshape(-1, 3)
+
+
+def _refuse_cells(p: Path, cell_type: str, group) -> None:
+    """Refuse cells of ``cell_type`` (of the group named ``group``): what they are, and how to
+    mesh them as strandlab takes them."""
+    if cell_type in ("hexahedron", "wedge", "pyramid"):
+        how = "mesh solids with tetrahedra (in Gmsh: no recombination of volumes)"
+    elif cell_type.rstrip("0123456789") != cell_type:
+        how = "second-order elements are not taken: mesh with first-order ones (in Gmsh: " \
+              "Mesh.ElementOrder = 1)"
+    else:
+        how = "cells of this type are not taken"
+    raise ValueError(f"{p}: group {str(group)!r} has {cell_type} cells: {how}; strandlab takes "
+                     "lines (rods), triangles or quadrilaterals (shells) and tetrahedra "
+                     "(solids)")
 
 
 def _points(mesh) -> np.ndarray:
@@ -337,7 +373,7 @@ def _meshio_cells(p: Path, mesh, materials: Mapping, groups=()):
         mat = materials.get(key, materials.get(tag))
         if mat is None:
             known = {k for t, name, *_ in _tagged_cells(p, mesh) for k in (t, name)}
-            raise ValueError(f"{p}: {_CELL_WORD[cell_type]} {first} has part {key!r}, "
+            raise ValueError(f"{p}: {first} has part {key!r}, "
                              f"which has no material (give one in materials="
                              f"{_stray(materials, known)})")
         cells[_CELL_KIND[cell_type]].append((tag, str(key), mat, sel))
