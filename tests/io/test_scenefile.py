@@ -50,7 +50,7 @@ def _error(data: dict, *, source: str = "scene.toml") -> str:
 def test_there_are_the_examples():
     assert {p.name for p in EXAMPLES} >= {"hanging_rope.toml", "twisted_cable.toml",
                                           "tree.toml", "pulled_rope.toml", "flag.toml",
-                                          "sign.toml"}
+                                          "sign.toml", "pennant.toml"}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
