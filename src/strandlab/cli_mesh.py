@@ -1,6 +1,7 @@
 """``strandlab mesh FILE [--up y] [--weld W] [--scale S]``: describe a labelled mesh file (OBJ
-USD or Alembic from a modelling tool, Gmsh ``.msh``, VTU) before writing its scene file: its parts,
-what each can be, and which parts touch (docs/mixed.md, "From a modelling tool").
+USD or Alembic from a modelling tool, Gmsh ``.msh`` or ``.geo``, VTU) before writing its scene
+file: its parts, what each can be, and which parts touch (docs/mixed.md, "From a modelling
+tool").
 
 Exit status: 0; 2 when the file cannot be read; 1 when a package that reads it is not
 installed (the message names it).
@@ -19,7 +20,8 @@ _PROG = "strandlab"
 
 def add_parser(sub, positive_float) -> None:
     p = sub.add_parser("mesh", help="describe a labelled mesh file (.obj, .usd, .abc, .msh, "
-                                    ".vtu): its parts, what each can be, which parts touch")
+                                    ".vtu, .geo): its parts, what each can be, which parts "
+                                    "touch")
     p.add_argument("file", type=Path, metavar="FILE")
     p.add_argument("--up", choices=("z", "y"), default=None, metavar="AXIS",
                    help="the file's up axis: z or y (Blender's default OBJ axes); default: a "

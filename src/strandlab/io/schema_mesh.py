@@ -104,8 +104,9 @@ class SimplicialTable(_Table):
     file (solver ``mixed``)."""
 
     name: Name = Field(None, description="name (default: the file's stem)")
-    file: Name = Field(description="mesh file (.msh, .vtu, .obj, .usd/.usda/.usdc/.usdz or "
-                                   ".abc), relative to the scene file")
+    file: Name = Field(description="mesh file (.msh, .vtu, a Gmsh script .geo, .obj, "
+                                   ".usd/.usda/.usdc/.usdz or .abc), relative to the scene "
+                                   "file")
     scale: Positive = Field(None, description="metres per file unit (default: a USD file's "
                                               "metersPerUnit, else 1)")
     up: Literal["z", "y"] = Field(None, description="the file's up axis (y: (x, y, z) is read "

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import tempfile
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -46,6 +47,7 @@ from ..sim.material import Material
 from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMaterial
 from .abc_parts import read_abc_parts
 from .atomic import atomic_path, check_writable_folder
+from .gmsh_geo import GEO_SUFFIX, mesh_geo
 from .mesh_info import near_misses
 from .mesh_parts import name_parts
 from .obj_parts import read_obj_parts
@@ -91,7 +93,11 @@ def _read_mesh(p: Path):
     format it tried failed and then calls ``sys.exit(1)`` (meshio 5.3: a file that is none of
     the formats its suffix allows); both are caught here, so that a bad file neither ends the
     caller's process nor writes to its terminal.  What meshio prints on a successful read is
-    passed on as a warning."""
+    passed on as a warning.  A Gmsh script (``.geo``) is meshed by Gmsh first
+    (:mod:`.gmsh_geo`)."""
+    if p.suffix.lower() == GEO_SUFFIX:
+        with tempfile.TemporaryDirectory() as folder:
+            return _read_mesh(mesh_geo(p, folder))
     meshio = _meshio()
     said = io.StringIO()
     try:
