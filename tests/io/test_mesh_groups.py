@@ -291,3 +291,45 @@ def test_cells_strandlab_does_not_take_are_refused(tmp_path, order, volume, mess
     with pytest.raises(ValueError, match=message):
         read_simplicial(path, materials={"cloth": ShellMaterial(1e6, 0.3, 1e-3, 300.0),
                                          "block": SolidMaterial(1e6, 0.3, 1e3)})
+
+
+def _unnamed(path, *, surface: bool):
+    """A block whose physical volume 7 has no name, with (``surface``) its face at x = 0 the
+    physical surface 7, also without name."""
+    gmsh.initialize(["-noenv"])
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        v = gmsh.model.occ.addBox(0, 0, 0, 0.2, 0.1, 0.1)
+        gmsh.model.occ.synchronize()
+        gmsh.option.setNumber("Mesh.MeshSizeMax", 0.06)
+        gmsh.model.addPhysicalGroup(3, [v], tag=7)
+        if surface:
+            face = [t for _, t in gmsh.model.getBoundary([(3, v)], oriented=False)
+                    if abs(gmsh.model.occ.getCenterOfMass(2, t)[0]) < 1e-9]
+            gmsh.model.addPhysicalGroup(2, face, tag=7)
+        gmsh.model.mesh.generate(3)
+        gmsh.write(str(path))
+    finally:
+        gmsh.finalize()
+    return path
+
+
+def test_groups_without_names_go_by_their_tags(tmp_path):
+    mat = SolidMaterial(2e4, 0.3, 1000.0)
+    alone = _unnamed(tmp_path / "alone.msh", surface=False)
+    assert set(file_cells(alone)[2]) == {"7"}
+    for key in (7, "7"):                                        # Python's int, a scene's str
+        (part,) = read_simplicial(alone, materials={key: mat}).parts
+        assert part.name == "7"
+    # a surface 7 and a volume 7 are two groups: named by Gmsh's words for their dimensions
+    both = _unnamed(tmp_path / "both.msh", surface=True)
+    assert set(file_cells(both)[2]) == {"surface 7", "volume 7"}
+    with pytest.raises(ValueError, match=r"triangle 0 has part 'surface 7', which has no "):
+        read_simplicial(both, materials={7: mat})               # the number names neither
+    (tmp_path / "s.toml").write_text(SCENE.replace("block.msh", "both.msh")
+                                     .replace("parts.block", 'parts."volume 7"')
+                                     .replace('part = "clamp"', 'part = "surface 7"'))
+    (spec,) = load_scene_file(tmp_path / "s.toml").scene.simplicial
+    assert [(p.name, p.kind) for p in spec.parts] == [("volume 7", "solid")]
+    held = spec.vertices[list(spec.holds[0].vertices)]
+    assert np.all(held[:, 0] == 0.0) and len(held) == np.count_nonzero(spec.vertices[:, 0] == 0)

@@ -34,6 +34,7 @@ import contextlib
 import io
 import tempfile
 import warnings
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,6 +66,8 @@ _CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
 #: Dimensions of meshio's cell types (their names without the order's digits: ``quad9``).
 _CELL_DIM = {"vertex": 0, "line": 1, "triangle": 2, "quad": 2, "polygon": 2, "tetra": 3,
              "hexahedron": 3, "wedge": 3, "pyramid": 3}
+#: Gmsh's words for the dimensions of its physical groups.
+_DIM_WORD = {0: "point", 1: "curve", 2: "surface", 3: "volume"}
 _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
@@ -122,22 +125,35 @@ def _tags(mesh, k: int, path: Path) -> np.ndarray:
                      "'part' cell array)")
 
 
-def _names(mesh) -> dict:
-    """(part tag, dimension) -> name from the file's field data (Gmsh physical names, which
-    are numbered per dimension: a physical surface 1 and a physical volume 1 are two groups);
-    a name given without dimension under (tag, None)."""
-    out = {}
+def _names(mesh, p: Path) -> dict:
+    """(tag, dimension) -> group name, for every tag of the cell blocks of a meshio mesh: the
+    file's name for it (Gmsh's ``$PhysicalNames``, numbered per dimension: a physical surface 1
+    and a physical volume 1 are two groups; a name given without dimension names the tag in
+    every dimension), or for a group without one its tag (``"7"``), and where groups of two
+    dimensions share a tag without names, Gmsh's word for the dimension with it (``"surface
+    7"``, ``"volume 7"``)."""
+    given = {}
     for name, val in (mesh.field_data or {}).items():
         arr = np.asarray(val).ravel()
         if len(arr):
-            out[int(arr[0]), int(arr[1]) if len(arr) > 1 else None] = str(name)
+            given[int(arr[0]), int(arr[1]) if len(arr) > 1 else None] = str(name)
+    used = set()
+    for k, block in enumerate(mesh.cells):
+        dim = _CELL_DIM.get(block.type.rstrip("0123456789"))
+        used |= {(int(t), dim) for t in np.unique(_tags(mesh, k, p))}
+    unnamed = [t for t, d in used if (t, d) not in given and (t, None) not in given]
+    out = {}
+    for t, d in used:
+        name = given.get((t, d), given.get((t, None)))
+        if name is None:
+            name = f"{_DIM_WORD.get(d, 'group')} {t}" if unnamed.count(t) > 1 else str(t)
+        out[t, d] = name
     return out
 
 
-def _group_name(names: dict, tag: int, cell_type: str):
-    """The name of the group ``tag`` of cells of ``cell_type`` (:func:`_names`), or the tag."""
-    dim = _CELL_DIM.get(cell_type.rstrip("0123456789"))
-    return names.get((tag, dim), names.get((tag, None), tag))
+def _group_name(names: dict, tag: int, cell_type: str) -> str:
+    """The name of the group ``tag`` of cells of ``cell_type`` (:func:`_names`)."""
+    return names[tag, _CELL_DIM.get(cell_type.rstrip("0123456789"))]
 
 
 def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
@@ -270,14 +286,14 @@ def file_groups(path, *, up: str | None = None, scale: float | None = None):
     if p.suffix.lower() in TOOL_SUFFIXES:
         return None, {}
     mesh = _read_mesh(p)
-    names, out = _names(mesh), {}
+    names, out = _names(mesh, p), {}
     for k, block in enumerate(mesh.cells):
         if block.type not in _CELL_KIND and block.type not in ("vertex", "quad"):
             continue
         tags = _tags(mesh, k, p)
         data = np.asarray(block.data, dtype=np.int64).reshape(len(tags), -1)
         for tag in np.unique(tags):
-            key = str(_group_name(names, int(tag), block.type))
+            key = _group_name(names, int(tag), block.type)
             out[key] = np.union1d(out.get(key, np.zeros(0, np.int64)), data[tags == tag])
     return _placed(_points(mesh), up, scale, None), out
 
@@ -304,7 +320,7 @@ def _tagged_cells(p: Path, mesh):
     Quadrilaterals (Gmsh's recombined surfaces) are cut into two triangles each, along their
     shorter diagonal; cells of other types (points aside) are refused, naming their type and
     group."""
-    names, got, seen = _names(mesh), {}, {}
+    names, got, seen = _names(mesh, p), {}, {}
     x = _points(mesh)
     for k, block in enumerate(mesh.cells):
         if block.type == "vertex":
@@ -373,12 +389,16 @@ def _meshio_cells(p: Path, mesh, materials: Mapping, groups=()):
     cells) each; the cells of ``groups`` (names or tags) left out."""
     cells = {"rod": [], "shell": [], "solid": []}
     skip = {str(g) for g in groups}
-    for tag, key, cell_type, sel, first in _tagged_cells(p, mesh):
-        if str(key) in skip or str(tag) in skip:
+    tagged = list(_tagged_cells(p, mesh))
+    count = Counter(tag for tag, *_ in tagged)
+    for tag, key, cell_type, sel, first in tagged:
+        if key in skip or (count[tag] == 1 and str(tag) in skip):
             continue
-        mat = materials.get(key, materials.get(tag))
+        mat = materials.get(key)
+        if mat is None and count[tag] == 1:             # a tag one group has: by number too
+            mat = materials.get(tag)
         if mat is None:
-            known = {k for t, name, *_ in _tagged_cells(p, mesh) for k in (t, name)}
+            known = {k for t, name, *_ in tagged for k in (t, name)}
             raise ValueError(f"{p}: {first} has part {key!r}, "
                              f"which has no material (give one in materials="
                              f"{_stray(materials, known)})")
