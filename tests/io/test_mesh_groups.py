@@ -333,3 +333,20 @@ def test_groups_without_names_go_by_their_tags(tmp_path):
     assert [(p.name, p.kind) for p in spec.parts] == [("volume 7", "solid")]
     held = spec.vertices[list(spec.holds[0].vertices)]
     assert np.all(held[:, 0] == 0.0) and len(held) == np.count_nonzero(spec.vertices[:, 0] == 0)
+
+
+def test_a_name_given_without_dimension_names_its_tag(tmp_path):
+    """A VTU file of another tool: its field data name the tag alone (no dimension)."""
+    meshio = pytest.importorskip("meshio")
+    from strandlab.sim.simplicial import ShellMaterial
+
+    x = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]])
+    path = tmp_path / "cloth.vtu"
+    meshio.write(path, meshio.Mesh(x, [("triangle", np.array([[0, 1, 2], [1, 3, 2]]))],
+                                   cell_data={"part": [np.array([3, 3])]}))
+    path.write_text(path.read_text().replace(
+        "<UnstructuredGrid>", '<UnstructuredGrid>\n<FieldData>\n<DataArray type="Int64" '
+        'Name="cloth" NumberOfTuples="1" format="ascii">3</DataArray>\n</FieldData>', 1))
+    (part,) = read_simplicial(path, materials={
+        "cloth": ShellMaterial(1e6, 0.3, 1e-3, 300.0)}).parts
+    assert part.name == "cloth"
