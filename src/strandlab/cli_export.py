@@ -1,4 +1,4 @@
-"""``strandlab export DIR --format usd|abc|obj|ply [--frames A:B:S] [--out PATH]``: write a
+"""``strandlab export DIR --format usd|abc|obj|ply|vtu [--frames A:B:S] [--out PATH]``: write a
 saved run (``strandlab run``'s folder, or a trajectory file) in a format other tools read
 (docs/interchange.md).
 
@@ -20,7 +20,8 @@ _PROG = "strandlab"
 def add_parser(sub) -> None:
     from .io.interchange import EXPORT_FORMATS
 
-    p = sub.add_parser("export", help="export a saved run to USD, Alembic, OBJ or PLY")
+    p = sub.add_parser("export", help="export a saved run to USD, Alembic, OBJ, PLY or VTU "
+                                      "(ParaView)")
     p.add_argument("run", type=Path, metavar="DIR",
                    help="a run folder of 'strandlab run' (or a trajectory file)")
     p.add_argument("--format", choices=EXPORT_FORMATS, dest="fmt", metavar="FORMAT",
@@ -30,8 +31,8 @@ def add_parser(sub) -> None:
                    help="frames A (default 0) to B (exclusive, default all) every S "
                         "(default 1), or one frame K")
     p.add_argument("--out", type=Path, metavar="PATH",
-                   help="output file (usd, abc) or folder (obj, ply); default in DIR: "
-                        "trajectory.usd, trajectory.abc, obj/, ply/")
+                   help="output file (usd, abc) or folder (obj, ply, vtu); default in DIR: "
+                        "trajectory.usd, trajectory.abc, obj/, ply/, vtu/")
     p.add_argument("--up", choices=("z", "y"), metavar="AXIS",
                    help="up axis of the file: z (strandlab's; USD default) or y (Alembic "
                         "default); usd and abc only")
@@ -52,8 +53,8 @@ def run(args, out=sys.stdout) -> int:
 
     fmt = args.fmt or format_of(args.out)
     if fmt is None:
-        return _error("give --format (usd, abc, obj or ply), or an --out file ending in .usd, "
-                      ".usda, .usdc or .abc", 2)
+        return _error("give --format (usd, abc, obj, ply or vtu), or an --out file ending in "
+                      ".usd, .usda, .usdc or .abc", 2)
     try:
         traj = open_run(args.run)
     except (FileNotFoundError, ValueError) as exc:

@@ -1,4 +1,5 @@
-"""Export a saved run to USD, Alembic, OBJ or PLY: the library side of ``strandlab export``.
+"""Export a saved run to USD, Alembic, OBJ, PLY or VTU: the library side of ``strandlab
+export``.
 
 :func:`open_run` opens a run folder written by ``strandlab run`` (its ``trajectory.h5``, or
 the ``trajectory.npz`` of earlier versions) or a trajectory file, lazily;
@@ -11,6 +12,8 @@ usd     :func:`strandlab.io.usd.write_usd` (one animated stage)     ``DIR/trajec
 abc     :func:`strandlab.io.alembic.write_abc` (one archive)        ``DIR/trajectory.abc``
 obj     :func:`strandlab.io.export.export_frames` (file per frame)  ``DIR/obj/frame_NNNNN.obj``
 ply     :func:`strandlab.io.export.export_frames` (file per frame)  ``DIR/ply/frame_NNNNN.ply``
+vtu     :func:`strandlab.io.vtu_series.write_vtu_series` (file per  ``DIR/vtu/frame_NNNNN.vtu``
+        frame, and a ParaView collection ``trajectory.pvd``)        and ``DIR/vtu/*.pvd``
 ======  ==========================================================  =========================
 
 Every file is written under a temporary name and renamed once complete, so an export that
@@ -25,7 +28,9 @@ from .trajectory import TrajectoryBase, load_trajectory
 __all__ = ["EXPORT_FORMATS", "open_run", "default_output", "export_trajectory", "export_run",
            "format_of"]
 
-EXPORT_FORMATS = ("usd", "abc", "obj", "ply")
+EXPORT_FORMATS = ("usd", "abc", "obj", "ply", "vtu")
+#: The formats written as a folder of files, one per frame.
+FOLDER_FORMATS = ("obj", "ply", "vtu")
 _SUFFIX_FORMAT = {".usd": "usd", ".usda": "usd", ".usdc": "usd", ".abc": "abc"}
 _RUN_FILES = ("trajectory.h5", "trajectory.npz")
 
@@ -65,7 +70,7 @@ def default_output(run, fmt: str) -> Path:
     folder, or next to a trajectory file."""
     p = Path(run)
     folder = p if p.is_dir() else p.parent
-    if check_format(fmt) in ("obj", "ply"):
+    if check_format(fmt) in FOLDER_FORMATS:
         return folder / fmt
     return folder / f"trajectory.{fmt}"
 
@@ -73,15 +78,21 @@ def default_output(run, fmt: str) -> Path:
 def export_trajectory(traj: TrajectoryBase, fmt: str, out, *, frames=None,
                       up_axis: str | None = None, d1: bool = False, progress=None):
     """Write the frames ``frames`` (``"A:B:S"``, default all) of ``traj`` in format ``fmt`` to
-    ``out`` (a file for usd and abc, a folder for obj and ply).  ``up_axis``: ``"Z"`` or
-    ``"Y"`` (default: Z for USD, Y for Alembic; OBJ and PLY keep strandlab's z-up
+    ``out`` (a file for usd and abc, a folder for obj, ply and vtu).  ``up_axis``: ``"Z"`` or
+    ``"Y"`` (default: Z for USD, Y for Alembic; OBJ, PLY and VTU keep strandlab's z-up
     coordinates); ``d1``: the material directions as a USD primvar; ``progress(k)`` after each
-    frame.  Returns the file written (usd, abc) or the list of files (obj, ply)."""
+    frame.  Returns the file written (usd, abc) or the list of files (obj, ply; vtu: the
+    ``.pvd`` collection last)."""
     check_format(fmt)
-    if fmt in ("obj", "ply"):
+    if fmt in FOLDER_FORMATS:
         if up_axis not in (None, "Z", "z"):
             raise ValueError(f"{fmt} export keeps strandlab's z-up coordinates; up_axis "
                              f"{up_axis!r} applies to usd and abc")
+        if d1:
+            raise ValueError("d1 is written to USD files only")
+        if fmt == "vtu":
+            from .vtu_series import write_vtu_series
+            return write_vtu_series(traj, out, frames=frames, progress=progress)
         from .export import export_frames
         return export_frames(traj, out, fmt, frames=frames, progress=progress)
     if d1 and fmt != "usd":

@@ -38,7 +38,6 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
@@ -54,6 +53,7 @@ from .mesh_parts import name_parts
 from .obj_parts import read_obj_parts
 from .tet_fill import TetFills, off_surface
 from .usd_parts import USD_SUFFIXES, read_usd_parts
+from .vtu_series import add_field_data
 
 __all__ = ["read_simplicial", "write_simplicial", "file_cells", "file_subsets",
            "file_contents", "file_groups",
@@ -604,17 +604,5 @@ def write_simplicial(path, spec: SimplicialSpec, *, positions=None) -> Path:
             meshio.write(tmp, mesh, file_format="gmsh22", binary=False)
         else:
             meshio.write(tmp, mesh, file_format="vtu")
-            _vtu_part_names(tmp, field)
+            add_field_data(tmp, field)
     return p
-
-
-def _vtu_part_names(path: Path, field: dict) -> None:
-    """Add the part names to a VTU file as field data arrays ``name -> (tag, dimension)``
-    (meshio's VTU writer drops field data; its reader reads it back)."""
-    arrays = "".join(f'<DataArray type="Int64" Name={quoteattr(n)} NumberOfTuples="2" '
-                     f'format="ascii">{int(v[0])} {int(v[1])}</DataArray>\n'
-                     for n, v in field.items())
-    text = path.read_text()
-    text = text.replace("<UnstructuredGrid>", f"<UnstructuredGrid>\n<FieldData>\n{arrays}"
-                        "</FieldData>", 1)
-    path.write_text(text)
