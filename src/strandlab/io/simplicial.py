@@ -139,8 +139,7 @@ def _names(mesh, p: Path) -> dict:
             given[int(arr[0]), int(arr[1]) if len(arr) > 1 else None] = str(name)
     used = set()
     for k, block in enumerate(mesh.cells):
-        dim = _CELL_DIM.get(block.type.rstrip("0123456789"))
-        used |= {(int(t), dim) for t in np.unique(_tags(mesh, k, p))}
+        used |= {(int(t), _cell_dim(block.type)) for t in np.unique(_tags(mesh, k, p))}
     unnamed = [t for t, d in used if (t, d) not in given and (t, None) not in given]
     out = {}
     for t, d in used:
@@ -151,9 +150,14 @@ def _names(mesh, p: Path) -> dict:
     return out
 
 
+def _cell_dim(cell_type: str):
+    """The dimension of meshio's ``cell_type`` (``quad9`` as ``quad``), or None."""
+    return _CELL_DIM.get(cell_type.rstrip("0123456789"))
+
+
 def _group_name(names: dict, tag: int, cell_type: str) -> str:
     """The name of the group ``tag`` of cells of ``cell_type`` (:func:`_names`)."""
-    return names[tag, _CELL_DIM.get(cell_type.rstrip("0123456789"))]
+    return names[tag, _cell_dim(cell_type)]
 
 
 def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
