@@ -102,3 +102,17 @@ def test_a_script_gmsh_refuses_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"bad\.geo: Gmsh cannot mesh the script \(Error: "
                                          r"'.*bad\.geo', line 3: syntax error"):
         read_simplicial(tmp_path / "bad.geo", materials=MATERIALS)
+
+
+def test_a_relative_path_and_a_refused_script_before(tmp_path, monkeypatch):
+    """Gmsh's script parser keeps state within a process (after a syntax error the next
+    script failed too): each script is meshed by a Gmsh process of its own."""
+    (tmp_path / "bad.geo").write_text("Box(1) = {0, 0 0};\n")
+    with pytest.raises(ValueError, match="syntax error"):
+        read_simplicial(tmp_path / "bad.geo", materials=MATERIALS)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "block.geo").write_text(SCRIPT.format(size=0.1))
+    monkeypatch.chdir(tmp_path)
+    gmsh_geo._LAST.clear()
+    spec = read_simplicial("sub/block.geo", materials=MATERIALS, groups=["clamp"])
+    assert len(spec.tets) > 100

@@ -4,12 +4,16 @@ and the mesh is read as a ``.msh`` file, its physical groups the parts
 (:mod:`strandlab.io.simplicial`).  So the file a user authors in Gmsh is the scene file's
 mesh, and a change to it is meshed again at the next run.
 
-A script that Gmsh refuses (a syntax error, a geometry it cannot mesh) raises a ValueError
-naming the file and Gmsh's own error.  Gmsh numbers the mesh's vertices itself; a scene file
+Gmsh runs in a process of its own for each script (its parser keeps state within a
+process: after a script with a syntax error, the next one failed to parse too).  A script that
+Gmsh refuses (a syntax error, a geometry it cannot mesh) raises a ValueError naming the file
+and Gmsh's own error.  Gmsh numbers the mesh's vertices itself; a scene file
 names groups, parts or boxes to hold, not vertex numbers.  Needs the ``mesh`` extra (gmsh,
 meshio)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -38,28 +42,37 @@ def mesh_geo(path, folder) -> Path:
     return out
 
 
+#: What the Gmsh process runs: open the script (argv 1), mesh it to its highest dimension,
+#: write the mesh (argv 2); Gmsh's errors on stderr, exit status 1.
+_MESH = """
+import sys
+import gmsh
+gmsh.initialize(["-noenv"], interruptible=False)
+gmsh.option.setNumber("General.Terminal", 0)
+gmsh.logger.start()
+try:
+    gmsh.open(sys.argv[1])
+    gmsh.model.mesh.generate(gmsh.model.getDimension())
+    gmsh.write(sys.argv[2])
+except Exception as exc:
+    said = [m for m in gmsh.logger.get() if m.startswith("Error")]
+    sys.stderr.write("; ".join(said) if said else str(exc))
+    sys.exit(1)
+"""
+
+
 def _meshed(p: Path) -> str:
-    """The ``.msh`` text of Gmsh's mesh of the script ``p``."""
-    gmsh = require("gmsh", "Meshing a Gmsh .geo script", "gmsh", "mesh")
-    started = gmsh.isInitialized()
-    if not started:
-        gmsh.initialize(["-noenv"], interruptible=False)
-    gmsh.option.setNumber("General.Terminal", 0)
-    gmsh.logger.start()
-    try:
-        with tempfile.TemporaryDirectory() as d:
-            gmsh.open(str(p))
-            gmsh.model.mesh.generate(gmsh.model.getDimension())
-            out = Path(d) / "mesh.msh"
-            gmsh.write(str(out))
-            return out.read_text()
-    except Exception as exc:
-        said = [m for m in gmsh.logger.get() if m.startswith("Error")]
-        raise ValueError(f"{p}: Gmsh cannot mesh the script ("
-                         f"{'; '.join(said) if said else exc})") from None
-    finally:
-        gmsh.logger.stop()
-        if started:
-            gmsh.clear()
-        else:
-            gmsh.finalize()
+    """The ``.msh`` text of Gmsh's mesh of the script ``p``.  Gmsh runs in a process of its
+    own: its script parser keeps state across scripts in one process (after a script with a
+    syntax error, the next one fails to parse too), and the caller's own Gmsh session, if it
+    has one, is left as it is."""
+    require("gmsh", "Meshing a Gmsh .geo script", "gmsh", "mesh")
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "mesh.msh"
+        done = subprocess.run([sys.executable, "-c", _MESH, str(p.resolve()), str(out)],
+                              capture_output=True, text=True)
+        if done.returncode != 0 or not out.is_file():
+            said = done.stderr.strip().splitlines()
+            raise ValueError(f"{p}: Gmsh cannot mesh the script ("
+                             f"{said[-1] if said else f'exit status {done.returncode}'})")
+        return out.read_text()
