@@ -116,3 +116,19 @@ def test_a_relative_path_and_a_refused_script_before(tmp_path, monkeypatch):
     gmsh_geo._LAST.clear()
     spec = read_simplicial("sub/block.geo", materials=MATERIALS, groups=["clamp"])
     assert len(spec.tets) > 100
+
+
+def test_a_script_is_meshed_again_when_a_file_it_includes_changes(tmp_path):
+    """The mesh's key holds what the script includes, and what that includes in turn."""
+    path = tmp_path / "block.geo"
+    path.write_text('Include "sizes/size.geo";\n' + SCRIPT.format(size="size"))
+    (tmp_path / "sizes").mkdir()
+    (tmp_path / "sizes" / "size.geo").write_text('Include "fine.geo";\nsize = fine;\n')
+    (tmp_path / "sizes" / "fine.geo").write_text("fine = 0.03;\n")
+    fine = read_simplicial(path, materials=MATERIALS, groups=["clamp"])
+    (tmp_path / "sizes" / "fine.geo").write_text("fine = 0.05;\n")
+    coarse = read_simplicial(path, materials=MATERIALS, groups=["clamp"])
+    assert len(coarse.tets) < len(fine.tets) / 2
+    keyed = [name for name, _ in gmsh_geo._key(path)]
+    assert keyed == [str(path.resolve())] + [str((tmp_path / "sizes" / f).resolve())
+                                              for f in ("size.geo", "fine.geo")]

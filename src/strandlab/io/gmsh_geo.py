@@ -8,10 +8,13 @@ Gmsh runs in a process of its own for each script (its parser keeps state within
 process: after a script with a syntax error, the next one failed to parse too).  A script that
 Gmsh refuses (a syntax error, a geometry it cannot mesh) raises a ValueError naming the file
 and Gmsh's own error.  Gmsh numbers the mesh's vertices itself; a scene file
-names groups, parts or boxes to hold, not vertex numbers.  Needs the ``mesh`` extra (gmsh,
-meshio)."""
+names groups, parts or boxes to hold, not vertex numbers.  A script is meshed again when its
+text changes or when a file it names with a literal string (``Include``, ``Merge``,
+``ShapeFromFile``: other scripts, STEP or BREP shapes, meshes) changes.  Needs the ``mesh``
+extra (gmsh, meshio)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -22,24 +25,44 @@ from ..extras import require
 __all__ = ["GEO_SUFFIX", "mesh_geo"]
 
 GEO_SUFFIX = ".geo"
-#: The last script meshed: (path, the script's text) -> the ``.msh`` text Gmsh wrote (a scene
-#: file's mesh is read more than once: its groups, its parts).  Files the script merges or
-#: includes are not part of the key: edit the script, or run in a new process, after changing
-#: one of them.
+#: The last script meshed: its key (:func:`_key`) -> the ``.msh`` text Gmsh wrote (a scene
+#: file's mesh is read more than once: its groups, its parts).
 _LAST: dict = {}
+#: A file a script reads, named by a literal string: ``Include "a.geo";``, ``Merge "b.step";``,
+#: ``ShapeFromFile("c.brep")``.  A name built by an expression (``StrCat``) is not seen.
+_READS = re.compile(r'\b(?:Include|Merge)\s*"([^"]+)"|\bShapeFromFile\s*\(\s*"([^"]+)"')
 
 
 def mesh_geo(path, folder) -> Path:
     """Mesh the Gmsh script ``path`` and write the mesh, as Gmsh's ``.msh``, into ``folder``;
     returns the written file's path."""
     p = Path(path)
-    key = (str(p.resolve()), p.read_bytes())
+    key = _key(p)
     if key not in _LAST:
         _LAST.clear()
         _LAST[key] = _meshed(p)
     out = Path(folder) / (p.stem + ".msh")
     out.write_text(_LAST[key])
     return out
+
+
+def _key(p: Path) -> tuple:
+    """What Gmsh's mesh of the script ``p`` depends on: the script's path and text, and the
+    path and bytes (None where missing) of each file it or a script it includes reads, named
+    relative to the file that names it, as Gmsh resolves them."""
+    script = p.resolve()
+    key, todo, seen = [], [script], set()
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        data = f.read_bytes() if f.is_file() else None
+        key.append((str(f), data))
+        if data is not None and (f == script or f.suffix.lower() == GEO_SUFFIX):
+            for m in _READS.finditer(data.decode("utf-8", "replace")):
+                todo.append((f.parent / (m.group(1) or m.group(2))).resolve())
+    return tuple(key)
 
 
 #: What the Gmsh process runs: open the script (argv 1), mesh it to its highest dimension,
