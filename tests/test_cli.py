@@ -351,3 +351,31 @@ def test_run_summary_and_scene_json_count_the_steps_kept_unconverged(tmp_path, c
         kept = [t for t in out.splitlines() if "kept above the Newton tolerance" in t]
         assert kept == ([f"{count} of 3 steps kept above the Newton tolerance (warned above; a "
                          "smaller --dt, or the solver's max_iterations)"] if count else [])
+
+
+def test_a_scene_the_solver_refuses_leaves_the_output_folder_as_it_was(tmp_path, capsys):
+    """The solver compiles the scene before the output folder is made or cleared: a refused
+    run neither creates it nor deletes an earlier run's results in it."""
+    out = tmp_path / "rope"
+    assert main(["run", ROPE, "--frames", "2", "--out", str(out), "--quiet"]) == 0
+    before = sorted(p.name for p in out.iterdir())
+    assert main(["run", ROPE, "--solver", "mixed", "--out", str(out), "--quiet"]) == 2
+    assert "hanging_rope: solver 'mixed' takes rods as rod edges" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == before
+    with load_trajectory(out / "trajectory.h5") as traj:
+        assert traj.n_frames == 3 and traj.status == "complete"
+    assert main(["run", ROPE, "--solver", "mixed", "--out", str(tmp_path / "new"),
+                 "--quiet"]) == 2
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_closed_pipe_ends_the_command_quietly():
+    """``strandlab scenes | head -1``: the reader goes before the listing is written."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "strandlab.cli", "scenes"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141 and err == ""

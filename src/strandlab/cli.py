@@ -23,7 +23,9 @@ results cannot be written.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import sys
 import time
@@ -462,6 +464,10 @@ def _run_scene(sim, args, argv, out) -> int:
     resume = getattr(args, "resume", None)
     if resume is not None and not resume.is_file():
         raise _UsageError(f"checkpoint {resume} does not exist")
+    try:           # a scene the solver cannot model: refused before the folder is touched
+        solver = sim.make_solver()
+    except ValueError as exc:
+        raise _UsageError(f"{sim.name}: {exc}") from None
     try:
         _prepare_out_dir(out_dir, resume is not None)
     except OSError as exc:
@@ -475,7 +481,7 @@ def _run_scene(sim, args, argv, out) -> int:
         traj = simulate(sim, progress=not quiet, out=path, stats=stats,
                         on_compile=None if quiet else _compile_notice, resume=resume,
                         checkpoint_every=getattr(args, "checkpoint_every", None),
-                        checkpoint_dir=out_dir / "checkpoints")
+                        checkpoint_dir=out_dir / "checkpoints", solver=solver)
     except SimulationDiverged as exc:
         status = f"diverged: {exc}"
         _write_scene_json(sim, out_dir, args, argv, stats, status)
@@ -781,6 +787,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:           # what reads the output has stopped (``| head``)
+        with contextlib.suppress(OSError, ValueError, AttributeError):   # no flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141                    # the shell's status for a write to a closed pipe
 
 
 if __name__ == "__main__":  # pragma: no cover

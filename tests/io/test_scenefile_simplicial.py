@@ -91,6 +91,11 @@ def test_scene_file_reads_the_mesh_with_its_materials(folder):
     (('material = "steel"', 'material = "gold"'), r"parts\.pole\.material.*unknown material"),
     (("thickness = 0.001\n", ""), r"parts\.cloth\.thickness.*required for a shell part"),
     (("frame = 0", "frame = 3"), r"holds\[0\]\.frame.*there are 1 frames"),
+    (("young_modulus = 1e5", "young_modulus = 1e300"),
+     r"s\.toml: simplicial\[0\]\.parts\.base: SolidMaterial: young_modulus must be at most "
+     r"1e\+15 Pa"),
+    (("density = 300", "density = 3e8"),
+     r"simplicial\[0\]\.parts\.cloth: ShellMaterial: density must be at most 1e\+06 kg/m\^3"),
     (('file = "flag.msh"', 'file = "none.msh"'),
      r"s\.toml: simplicial\[0\]\.file: no mesh file .*none\.msh \(a relative path is read from "
      r"the scene file's folder\)"),

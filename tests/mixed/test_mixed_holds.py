@@ -88,3 +88,22 @@ def test_an_edge_between_two_holds_is_free():
     held = m.fixed[3 * m.n_vertices:]
     assert held.tolist() == [True, True, False, True, True, False, False, False]
     assert m.drive_edge.tolist() == [0, 1] and len(m.drive_vertex) == 0
+
+
+def test_an_overstretched_edge_is_reported_by_its_two_ends():
+    """A rod pulled down by its tip, far past ``max_strain``: the divergence names the edge
+    by both its points (the first of them held, not the one that moved)."""
+    x = np.c_[np.zeros(4), np.zeros(4), -0.1 * np.arange(4.0)]
+    b = sl.SceneBuilder(gravity=(0.0, 0.0, 0.0))
+    mb = SimplicialBuilder(x, name="cord", velocities=np.r_[np.zeros((3, 3)), [[0, 0, -50.0]]])
+    mb.add_rods([[0, 1], [1, 2], [2, 3]], material=sl.Material(young_modulus=1e3, density=1e3,
+                                                                radius=0.005))
+    mb.hold([0, 1, 2])
+    b.add_simplicial_mesh(mb.build())
+    sol = MixedSolver(b.build(), MixedSettings(max_strain=0.5))
+    s = sol.state()
+    with pytest.raises(sl.SimulationDiverged, match=r"edge strain [0-9.]+ of the edge between "
+                                                    r"points 2 and 3 exceeds max_strain = 0\.5 "
+                                                    r"\(mesh 'cord'\)"):
+        for _ in range(20):
+            sol.step(s, s, 0.01)

@@ -116,3 +116,18 @@ def test_material_is_frozen_and_round_trips():
         m.density = 5.0
     assert Material(**m.to_dict()) == m
     assert m.contact_radius == 0.004
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(young_modulus=1e300), r"young_modulus must be at most 1e\+15 Pa \(past any material's\), "
+                                r"got 1e\+300"),
+    (dict(shear_modulus=2e15), r"shear_modulus must be at most 1e\+15 Pa"),
+    (dict(density=1e7), r"density must be at most 1e\+06 kg/m\^3"),
+])
+def test_parameters_past_any_material_are_refused(kwargs, message):
+    """A slip of exponent or units, found before it overflows a solver's settings; the
+    stiffest and densest real materials (diamond, osmium) pass."""
+    base = dict(young_modulus=1.2e12, density=22590.0, radius=0.001)
+    Material(**base)
+    with pytest.raises(ValueError, match=message):
+        Material(**{**base, **kwargs})

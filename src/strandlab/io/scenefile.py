@@ -418,6 +418,17 @@ def _colliders(f: SceneFile, b: SceneBuilder, where: str) -> None:
 
 
 # ---------------------------------------------------------------------------------- assembly
+def _part_material(part, materials: dict):
+    """The material of a ``[simplicial.parts.NAME]`` table: a rod's named material, a shell's
+    or a solid's own."""
+    if part.kind == "rod":
+        return materials[part.material]
+    if part.kind == "shell":
+        return ShellMaterial(part.young_modulus, part.poisson_ratio, part.thickness,
+                             part.density)
+    return SolidMaterial(part.young_modulus, part.poisson_ratio, part.density)
+
+
 def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
                 folder: Path) -> None:
     """Labelled meshes read from their files, with the parts' materials and connections."""
@@ -426,14 +437,10 @@ def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
         with _wrap(f"{where}: simplicial[{k}]"):
             mats = {}
             for name, part in t.parts.items():
-                if part.kind == "rod":
-                    mats[name] = materials[part.material]
-                elif part.kind == "shell":
-                    mats[name] = ShellMaterial(part.young_modulus, part.poisson_ratio,
-                                               part.thickness, part.density)
-                else:
-                    mats[name] = SolidMaterial(part.young_modulus, part.poisson_ratio,
-                                               part.density)
+                try:
+                    mats[name] = _part_material(part, materials)
+                except ValueError as exc:
+                    raise _Located(f"{where}: simplicial[{k}].parts.{name}: {exc}") from None
             conns = [Connection(kind=c.kind, parts=tuple(c.parts), mode=c.mode,
                                 twist_stiffness=c.twist_stiffness,
                                 bend_stiffness=c.bend_stiffness,

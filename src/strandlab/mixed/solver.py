@@ -538,11 +538,13 @@ class MixedSolver:
             raise SimulationDiverged(s.step, s.time, k, -1, what=f"coordinate {bad} is not "
                                      "finite", where=self._mesh_name(k))
         if e >= 0:
-            v = int(m.check_edges[e, 0])
-            k = self._mesh_of(v)
-            raise SimulationDiverged(s.step, s.time, k, self._local(k, v),
-                                     what=f"edge strain {strain:.3g} exceeds max_strain = "
-                                          f"{st.max_strain:g}", where=self._mesh_name(k))
+            a, b = (int(v) for v in m.check_edges[e])
+            k = self._mesh_of(a)
+            raise SimulationDiverged(s.step, s.time, k, -1,
+                                     what=f"edge strain {strain:.3g} of the edge between points "
+                                          f"{self._local(k, a)} and {self._local(k, b)} exceeds "
+                                          f"max_strain = {st.max_strain:g}",
+                                     where=self._mesh_name(k))
         if p >= 0:
             k = self._mesh_of(p)
             raise SimulationDiverged(s.step, s.time, k, self._local(k, p),

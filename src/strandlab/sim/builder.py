@@ -435,6 +435,9 @@ class SceneBuilder:
         if not isinstance(mesh, SimplicialSpec):
             raise TypeError(f"add_simplicial_mesh needs a SimplicialSpec, got "
                             f"{type(mesh).__name__}")
+        if any(m.name == mesh.name for m in self._simplicial):
+            raise ValueError(f"simplicial mesh name {mesh.name!r} is used twice (messages and "
+                             "exported parts name meshes by it)")
         self._reserve(mesh.n_vertices, f"simplicial mesh {mesh.name!r}")
         self._simplicial.append(mesh)
         return len(self._simplicial) - 1

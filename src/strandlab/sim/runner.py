@@ -101,7 +101,8 @@ class RunStats:
 
 def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None,
              stats: RunStats | None = None, on_compile: Callable | None = None,
-             checkpoint_every: int | None = None, checkpoint_dir=None, resume=None):
+             checkpoint_every: int | None = None, checkpoint_dir=None, resume=None,
+             solver=None):
     """Run ``sim`` for ``sim.frames`` frames (frame 0 = initial state).
 
     Without ``out`` the frames are kept in memory and a Trajectory is returned.  With ``out``
@@ -120,12 +121,15 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
     the uninterrupted run.  When ``out`` holds the trajectory of the run that wrote the
     checkpoint, its frames up to the checkpoint are kept and the run continues it; otherwise
     the trajectory starts at the checkpoint's frame.
+
+    ``solver``: the solver ``sim.make_solver()`` made beforehand (so that a scene the solver
+    refuses is refused before an output folder is touched), instead of a new one.
     """
     from ..io.trajectory import Trajectory
     from .resume import Checkpointer, resume_state
 
     scene = sim.scene
-    solver = sim.make_solver()
+    solver = sim.make_solver() if solver is None else solver
     if resume is None:
         state, first = solver.state(), 0
     else:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..geometry.tetmesh import tet_volumes
-from .material import Material
+from .material import Material, positive_parameter
 from .validate import show
 
 __all__ = ["ShellMaterial", "SolidMaterial", "Part", "Connection", "MeshHold", "SimplicialBuilder",
@@ -43,13 +43,6 @@ CONNECTION_MODES = ("elastic", "hard", "free")
 #: (unwrap to the branch nearest the stored angle), ``"direct"`` (no history: 3 pi reads as pi).
 ANGLE_UPDATES = ("incremental2", "incremental1", "direct")
 KINDS = ("rod", "shell", "solid")
-
-
-def _positive(owner: str, name: str, value) -> float:
-    v = float(value)
-    if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{owner}: {name} must be a positive finite number, got {show(value)}")
-    return v
 
 
 def _poisson(owner: str, value, top: float) -> float:
@@ -72,7 +65,7 @@ class ShellMaterial:
 
     def __post_init__(self):
         for n in ("young_modulus", "thickness", "density"):
-            _positive("ShellMaterial", n, getattr(self, n))
+            positive_parameter(n, getattr(self, n), "ShellMaterial")
         _poisson("ShellMaterial", self.poisson_ratio, 0.5)
 
     @property
@@ -93,7 +86,7 @@ class SolidMaterial:
 
     def __post_init__(self):
         for n in ("young_modulus", "density"):
-            _positive("SolidMaterial", n, getattr(self, n))
+            positive_parameter(n, getattr(self, n), "SolidMaterial")
         _poisson("SolidMaterial", self.poisson_ratio, 0.5)
 
 
@@ -170,6 +163,17 @@ class Connection:
         if self.kind == "curve" and self.twist_stiffness:
             raise ValueError(f"{label}: a curve connection has no twisting energy; give its "
                              "stiffness as bend_stiffness")
+        if self.vertices is not None:
+            if self.kind == "curve":
+                raise ValueError(f"{label}: vertices restrict a point connection; a curve "
+                                 "connection acts along every edge the parts share")
+            v = list(self.vertices)
+            if not v:
+                raise ValueError(f"{label}: vertices is empty (leave it out for every shared "
+                                 "vertex)")
+            twice = sorted({int(k) for k in v if v.count(k) > 1})
+            if twice:
+                raise ValueError(f"{label}: vertex {twice[0]} is named twice in vertices")
 
 
 @dataclass(frozen=True)
@@ -356,10 +360,47 @@ def check_simplicial(spec: SimplicialSpec) -> None:
     _conforming(name, x, used, scale)
     for c in spec.connections:
         _check_connection(spec, c)
+    _overlapping_connections(spec)
     for h in spec.holds:
         bad = [v for v in h.vertices if not 0 <= v < nv]
         if bad:
             raise ValueError(f"mesh {name!r}: held vertex {bad[0]} out of range 0..{nv - 1}")
+    _conflicting_holds(spec)
+
+
+def _overlapping_connections(spec: SimplicialSpec) -> None:
+    """Two connections of one kind between one pair of parts act on the same vertices (point
+    connections restricted to different ``vertices`` do not): ValueError naming both."""
+    for j, c in enumerate(spec.connections):
+        for k in range(j):
+            o = spec.connections[k]
+            if o.kind != c.kind or set(o.parts) != set(c.parts):
+                continue
+            if c.vertices is not None and o.vertices is not None and \
+                    not set(c.vertices) & set(o.vertices):
+                continue
+            a, b = (spec.parts[p].name for p in c.parts)
+            raise ValueError(f"mesh {spec.name!r}: connections {k} and {j} are both {c.kind} "
+                             f"connections between parts {a!r} and {b!r} on the same "
+                             "vertices (give one, with the stiffness meant)")
+
+
+def _how(h: MeshHold) -> tuple:
+    """How the hold ``h`` moves its vertices."""
+    return h.frame, h.rod_twist, h.until, h.turn_only
+
+
+def _conflicting_holds(spec: SimplicialSpec) -> None:
+    """A vertex in two holds that move it differently (frame, twist, release, turn):
+    ValueError naming the vertex and both holds."""
+    first: dict = {}
+    for j, h in enumerate(spec.holds):
+        for v in h.vertices:
+            k = first.setdefault(v, j)
+            if _how(spec.holds[k]) != _how(h):
+                raise ValueError(f"mesh {spec.name!r}: vertex {v} is in holds {k} and {j}, "
+                                 "which move it differently (frame, rod_twist, until or "
+                                 "turn_only); hold each vertex once")
 
 
 def part_vertices(spec: SimplicialSpec, p: int) -> np.ndarray:
@@ -377,6 +418,19 @@ def part_edges(spec: SimplicialSpec, p: int) -> np.ndarray:
     if kind == "shell":
         return mesh_edges(spec.triangles[spec.triangle_part == p], np.zeros((0, 4)))
     return mesh_edges(np.zeros((0, 3)), spec.tets[spec.tet_part == p])
+
+
+def _d1_across(name: str, d1: np.ndarray, x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``d1`` [R, 3], checked to point across its rod edge: ValueError naming the first edge
+    whose direction is zero or along the edge (a sine below 1e-6)."""
+    t = x[edges[:, 1]] - x[edges[:, 0]]
+    across, length = np.linalg.norm(np.cross(d1, t), axis=1), np.linalg.norm(t, axis=1)
+    bad = np.nonzero((length > 0) & ~(across > 1e-6 * np.linalg.norm(d1, axis=1) * length))[0]
+    if len(bad):
+        k = int(bad[0])
+        raise ValueError(f"mesh {name!r}: rod_d1 of rod edge {k} ({d1[k].tolist()}) is zero or "
+                         f"along the edge ({edges[k].tolist()}); it must point across it")
+    return d1
 
 
 def _check_connection(spec: SimplicialSpec, c: Connection) -> None:
@@ -470,7 +524,13 @@ class SimplicialSpec:
             if d1.shape != (len(sets["rod_edges"]), 3) or not np.isfinite(d1).all():
                 raise ValueError(f"mesh {name!r}: rod_d1 must be finite with shape "
                                  f"{(len(sets['rod_edges']), 3)}")
-            sets["rod_d1"] = d1
+            sets["rod_d1"] = _d1_across(name, d1, x, sets["rod_edges"])
+        for what, items, cls in (("connections", self.connections, Connection),
+                                 ("holds", self.holds, MeshHold)):
+            for k, item in enumerate(items):
+                if not isinstance(item, cls):
+                    raise TypeError(f"mesh {name!r}: {what}[{k}] must be a {cls.__name__}, "
+                                    f"got {type(item).__name__}")
         for k, val in sets.items():
             if isinstance(val, np.ndarray):
                 val.setflags(write=False)
@@ -543,8 +603,18 @@ class SimplicialBuilder:
 
     def _add(self, kind: str, cells, material, name) -> int:
         p = len(self._parts)
-        self._parts.append(Part(name or f"{kind}{p}", kind, material))
-        c = np.asarray(cells, dtype=np.float64).reshape(-1, _SIZE_OF[kind])
+        part = Part(name or f"{kind}{p}", kind, material)
+        try:
+            c = np.asarray(cells, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"mesh {self.name!r}: part {part.name!r}: its cells are not an "
+                             f"array of vertex indices ({exc})") from None
+        n = _SIZE_OF[kind]
+        if c.ndim != 2 or c.shape[1] != n or not len(c):
+            what = {"rod": "rod edges", "shell": "triangles", "solid": "tetrahedra"}[kind]
+            raise ValueError(f"mesh {self.name!r}: part {part.name!r}: {what} must have shape "
+                             f"[n, {n}] with n >= 1, got {c.shape}")
+        self._parts.append(part)
         self._cells[kind].append((c, p))
         return p
 
