@@ -379,3 +379,17 @@ def test_a_closed_pipe_ends_the_command_quietly():
     p.stdout.close()
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 141 and err == ""
+
+
+def test_a_new_run_removes_the_exports_of_the_one_before(tmp_path):
+    """Exports written into a run's folder are that run's outputs too: a new run into the
+    folder removes them, and keeps what it did not write."""
+    out = tmp_path / "r"
+    assert main(["run", ROPE, "--frames", "2", "--out", str(out), "--quiet"]) == 0
+    for fmt in ("obj", "ply", "vtu", "usd"):
+        assert main(["export", str(out), "--format", fmt, "--quiet"]) == 0
+    (out / "vtu" / "notes.txt").write_text("mine")
+    assert main(["run", ROPE, "--frames", "1", "--out", str(out), "--quiet"]) == 0
+    assert [p.name for p in (out / "vtu").iterdir()] == ["notes.txt"]
+    assert not list((out / "obj").iterdir()) and not list((out / "ply").iterdir())
+    assert not (out / "trajectory.usd").exists()

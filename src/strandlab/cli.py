@@ -315,7 +315,9 @@ _NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 #: What a previous run may have left in an output folder; removed before a new run writes there
 #: (a resumed run keeps the trajectory it continues and the checkpoints).
 _STALE = ("trajectory.h5", "trajectory.npz", "scene.json", "video.mp4", "video.gif",
-          "trajectory.usd", "trajectory.abc")
+          "trajectory.usd", "trajectory.abc", "vtu/trajectory.pvd")
+#: Folders of frames a run or ``strandlab export`` writes into the output folder.
+_STALE_FRAMES = (("frames", "png"), ("obj", "obj"), ("ply", "ply"), ("vtu", "vtu"))
 _KEEP_ON_RESUME = ("trajectory.h5",)
 
 
@@ -330,9 +332,9 @@ def _out_dir(sim, args) -> Path:
 
 
 def _prepare_out_dir(out_dir: Path, resume: bool = False) -> None:
-    """Create ``out_dir``, check that it is writable, and remove a previous run's outputs (so
-    that old frames never mix with new ones; a resumed run keeps the trajectory and the
-    checkpoints).  OSError when it cannot be written."""
+    """Create ``out_dir``, check that it is writable, and remove a previous run's outputs, its
+    exports among them (so that old frames never mix with new ones; a resumed run keeps the
+    trajectory and the checkpoints).  OSError when it cannot be written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     probe = out_dir / ".strandlab-write-test"
     probe.write_bytes(b"")
@@ -340,8 +342,8 @@ def _prepare_out_dir(out_dir: Path, resume: bool = False) -> None:
     for name in _STALE:
         if not (resume and name in _KEEP_ON_RESUME):
             (out_dir / name).unlink(missing_ok=True)
-    stale = [("frames", "frame_*.png")] + ([] if resume else [("checkpoints", "frame_*.npz")])
-    for folder, pattern in stale:
+    stale = [(folder, f"frame_*.{suffix}") for folder, suffix in _STALE_FRAMES]
+    for folder, pattern in stale + ([] if resume else [("checkpoints", "frame_*.npz")]):
         if (out_dir / folder).is_dir():
             for f in (out_dir / folder).glob(pattern):
                 f.unlink()

@@ -147,9 +147,9 @@ def test_two_connections_on_the_same_vertices_are_refused():
     mb.connect(b, s, kind="point", bend_stiffness=1.0, vertices=(1, 2))
     mb.connect(s, b, kind="curve", bend_stiffness=1.0)
     assert len(mb.build().connections) == 3                  # other vertices, other kind
-    mb.connect(b, s, kind="point", twist_stiffness=2.0, vertices=(2,))
+    mb.connect(s, b, kind="point", twist_stiffness=2.0, vertices=(2,))    # (b, s) is (s, b)
     with pytest.raises(ValueError, match="connections 1 and 3 are both point connections "
-                                         "between parts 'ball' and 'cloth'"):
+                                         "between parts 'cloth' and 'ball'"):
         mb.build()
 
 
