@@ -161,13 +161,14 @@ def test_a_vertex_moved_two_ways_by_its_holds_is_refused():
     mb.build()
     mb.hold([2, 3], frame=0)
     with pytest.raises(ValueError, match="vertex 2 is in holds 1 and 2, which move it "
-                                         "differently"):
+                                         "differently: held in place and by frame 0;"):
         mb.build()
     mb = _builder()
     mb.add_solids([[0, 1, 2, 3]], material=SOLID, name="ball")
     mb.hold([0], until=0.5)
     mb.hold([0])
-    with pytest.raises(ValueError, match="vertex 0 is in holds 0 and 1"):
+    with pytest.raises(ValueError, match="vertex 0 is in holds 0 and 1, which move it "
+                                         "differently: held in place until 0.5 s and in place;"):
         mb.build()
 
 

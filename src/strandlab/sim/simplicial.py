@@ -390,6 +390,13 @@ def _how(h: MeshHold) -> tuple:
     return h.frame, h.rod_twist, h.until, h.turn_only
 
 
+def _said(h: MeshHold) -> str:
+    """What the hold ``h`` does, in words (a scene file's holds are numbered otherwise)."""
+    out = "in place" if h.frame is None else f"by frame {h.frame}"
+    return out + (f" until {h.until:g} s" if h.until is not None else "") + \
+        (", turning only" if h.turn_only else "") + ("" if h.rod_twist else ", rod_twist off")
+
+
 def _conflicting_holds(spec: SimplicialSpec) -> None:
     """A vertex in two holds that move it differently (frame, twist, release, turn):
     ValueError naming the vertex and both holds."""
@@ -399,8 +406,8 @@ def _conflicting_holds(spec: SimplicialSpec) -> None:
             k = first.setdefault(v, j)
             if _how(spec.holds[k]) != _how(h):
                 raise ValueError(f"mesh {spec.name!r}: vertex {v} is in holds {k} and {j}, "
-                                 "which move it differently (frame, rod_twist, until or "
-                                 "turn_only); hold each vertex once")
+                                 f"which move it differently: held {_said(spec.holds[k])} and "
+                                 f"{_said(h)}; hold each vertex once")
 
 
 def part_vertices(spec: SimplicialSpec, p: int) -> np.ndarray:
