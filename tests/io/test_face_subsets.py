@@ -106,7 +106,8 @@ def test_the_mesh_keeps_the_faces_no_named_subset_takes(tool):
     assert rows["Banner"].max() < 0.1 < rows["rubber"].min() and len(rows["Banner"]) == 6
     # no subset named: the mesh whole, as before subsets were read; subsets of points are no
     # parts (the USD banner's "pins")
-    spec = read_simplicial(p, materials={"Banner": CLOTH, "pins": HEM})
+    spec = read_simplicial(p, materials={"Banner": CLOTH, **({"pins": HEM} if p.suffix != ".abc"
+                                                          else {})})
     assert [pt.name for pt in spec.parts] == ["Banner"] and len(spec.triangles) == 12
     # a subset by its path; every face taken: no part left of the mesh
     spec = read_simplicial(p, materials={f"{mesh}/nylon": CLOTH, "rubber": HEM, "Banner": HEM})

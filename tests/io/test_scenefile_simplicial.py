@@ -99,12 +99,15 @@ def test_scene_file_reads_the_mesh_with_its_materials(folder):
     (('file = "flag.msh"', 'file = "none.msh"'),
      r"s\.toml: simplicial\[0\]\.file: no mesh file .*none\.msh \(a relative path is read from "
      r"the scene file's folder\)"),
+    (('file = "flag.msh"', 'file = "sub"'),
+     r"s\.toml: simplicial\[0\]\.file: .*sub is a directory, not a mesh file"),
     (('file = "flag.msh"', 'file = "junk.msh"'),
      r"s\.toml: simplicial\[0\]: .*junk\.msh: cannot read the mesh \(.*Couldn't read file"),
 ])
 def test_scene_file_mistakes_are_located(folder, edit, message):
     (folder / "s.toml").write_text(SCENE.replace(*edit))
     (folder / "junk.msh").write_text("not a mesh\n")
+    (folder / "sub").mkdir(exist_ok=True)
     with pytest.raises((ValueError, FileNotFoundError), match=message):
         load_scene_file(folder / "s.toml")
 

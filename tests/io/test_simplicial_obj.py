@@ -121,8 +121,8 @@ def test_vertices_within_the_welding_distance_of_one_edge_are_an_error(tmp_path)
     p.write_text("o pole\nv 0 0 0\nv 0 0 0.1\nv 0 0 0.1000005\nl 1 2 3\n")
     with pytest.raises(ValueError, match=r"line 5: part 'pole': two vertices of this edge are "
                                          r"within the welding distance 1e-06"):
-        read_simplicial(p, materials=MATS)
-    spec = read_simplicial(p, materials=MATS, weld=1e-8)
+        read_simplicial(p, materials={"pole": ROD})
+    spec = read_simplicial(p, materials={"pole": ROD}, weld=1e-8)
     assert len(spec.rod_edges) == 2
 
 

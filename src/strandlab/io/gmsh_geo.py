@@ -31,6 +31,9 @@ _LAST: dict = {}
 #: A file a script reads, named by a literal string: ``Include "a.geo";``, ``Merge "b.step";``,
 #: ``ShapeFromFile("c.brep")``.  A name built by an expression (``StrCat``) is not seen.
 _READS = re.compile(r'\b(?:Include|Merge)\s*"([^"]+)"|\bShapeFromFile\s*\(\s*"([^"]+)"')
+#: The first line of a ``.msh`` file's ``$Elements`` section: its count of elements (format 2),
+#: or its count of blocks and of elements (format 4, then two more numbers).
+_COUNT = re.compile(r"^\$Elements[ \t\r]*\n[ \t]*(\d+)(?:[ \t]+(\d+))?", re.M)
 
 
 def mesh_geo(path, folder) -> Path:
@@ -98,4 +101,20 @@ def _meshed(p: Path) -> str:
             said = done.stderr.strip().splitlines()
             raise ValueError(f"{p}: Gmsh cannot mesh the script ("
                              f"{said[-1] if said else f'exit status {done.returncode}'})")
-        return out.read_text()
+        text = out.read_text()
+    if _elements(text) == 0:
+        raise ValueError(f"{p}: Gmsh made no mesh of the script (no elements: it defines no "
+                         "geometry, or none that Gmsh meshes)")
+    return text
+
+
+def _elements(text: str):
+    """How many elements the ``$Elements`` section of the ``.msh`` text announces (its first
+    line: the count alone in format 2, the second of four numbers in format 4); 0 where it has
+    no such section, None where the count cannot be read (a binary file)."""
+    if not re.search(r"^\$Elements\s*$", text, re.M):
+        return 0
+    got = _COUNT.search(text)
+    if got is None:
+        return None
+    return int(got.group(2) if got.group(2) is not None else got.group(1))

@@ -15,7 +15,8 @@ from ..geometry.tetmesh import tet_volumes
 from .selection import prim_name
 
 __all__ = ["MeshPart", "FaceSubset", "FileParts", "fan_is_flat", "add_polygon", "check_finite",
-           "faces_part", "tets_part", "face_subset", "curves_part", "name_parts", "short_names"]
+           "faces_part", "tets_part", "face_subset", "curves_part", "name_parts", "unnamed_keys",
+           "short_names"]
 
 
 @dataclass
@@ -91,13 +92,16 @@ class FileParts:
     (``up``: ``"z"`` or ``"y"``: what the file says, or its format's convention) and
     ``meters_per_unit``; ``subsets``: the faces its tool named within its meshes
     (:class:`FaceSubset` by the subset's path, the mesh's path and its name), parts of their
-    own when a material names them (:func:`name_parts`)."""
+    own when a material names them (:func:`name_parts`); ``others``: the paths of its subsets
+    of other elements (a USD ``GeomSubset`` of points or edges), no parts, which a material
+    may name to no effect."""
 
     vertices: np.ndarray
     parts: dict
     up: str
     meters_per_unit: float
     subsets: dict = field(default_factory=dict)
+    others: tuple = ()
 
 
 def check_finite(x: np.ndarray, file, where: str) -> np.ndarray:
@@ -266,9 +270,7 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
             continue
         # a subset's path is its mesh's and its own name: a name that is on it and names no
         # part is the subset's own
-        hits = _lookup(key, parts) or _lookup(key, subsets)
-        if not hits and prim_name(key) != key:       # as an export wrote it: "rib 1", rib_1
-            hits = _lookup(prim_name(key), parts) or _lookup(prim_name(key), subsets)
+        hits = _hits(key, parts, subsets)
         solid = _solid_and_surface(hits, subsets)
         if len(hits) > 1 and solid is None:
             what = "objects" if hits[0] in parts else "face subsets"
@@ -295,6 +297,27 @@ def name_parts(parts: dict, keys: Iterable, p, subsets: Mapping | None = None) -
     for key, piece in surfaces.items():
         out[key].surface, out[key].surface_at = piece.triangles, piece.triangle_at
     return out
+
+
+def _hits(key: str, parts, subsets) -> list:
+    """The paths of ``parts``, else of ``subsets``, that ``key`` names (:func:`_lookup`), also
+    as an export writes a prim's name (``"rib 1"`` as ``rib_1``)."""
+    hits = _lookup(key, parts) or _lookup(key, subsets)
+    if not hits and prim_name(key) != key:
+        hits = _lookup(prim_name(key), parts) or _lookup(prim_name(key), subsets)
+    return hits
+
+
+def unnamed_keys(keys: Iterable, parts, subsets=(), others=()) -> list:
+    """The keys among ``keys`` (a scene's part names, its materials' keys) that name none of
+    ``parts``, face ``subsets`` or ``others`` (paths: a file's subsets of other elements) as
+    :func:`name_parts` takes names; a key that is no string names nothing.
+
+    >>> unnamed_keys(["Banner", "Banr", 3], ["/root/Banner/Plane"])
+    ['Banr', 3]
+    """
+    return [k for k in keys if not isinstance(k, str)
+            or not (_hits(k, parts, subsets) or _hits(k, others, ()))]
 
 
 def _name(key) -> str:

@@ -449,6 +449,9 @@ def _simplicial(f: SceneFile, b: SceneBuilder, materials: dict, where: str,
                      for c in t.connections]
             holds = [_hold(h, h.vertices) for h in t.holds if h.vertices is not None]
             path = Path(t.file) if Path(t.file).is_absolute() else folder / t.file
+            if path.is_dir():
+                raise _Located(f"{where}: simplicial[{k}].file: {path} is a directory, not a "
+                               "mesh file")
             if not path.is_file():
                 raise FileNotFoundError(f"{where}: simplicial[{k}].file: no mesh file {path} "
                                         "(a relative path is read from the scene file's "

@@ -47,9 +47,18 @@ from ..sim.material import Material
 from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMaterial
 from .abc_parts import read_abc_parts
 from .atomic import atomic_path, check_writable_folder
+from .gmsh_checks import DIM_WORD as _DIM_WORD
+from .gmsh_checks import check_physical_names, gmsh_problem
 from .gmsh_geo import GEO_SUFFIX, mesh_geo
+from .mesh_checks import (
+    check_cell_points,
+    check_finite_points,
+    given_names,
+    integer_tags,
+    unknown_names,
+)
 from .mesh_info import near_misses
-from .mesh_parts import name_parts
+from .mesh_parts import name_parts, unnamed_keys
 from .obj_parts import read_obj_parts
 from .tet_fill import TetFills, off_surface
 from .usd_parts import USD_SUFFIXES, read_usd_parts
@@ -66,8 +75,6 @@ _CELL_KIND = {"line": "rod", "triangle": "shell", "tetra": "solid"}
 #: Dimensions of meshio's cell types (their names without the order's digits: ``quad9``).
 _CELL_DIM = {"vertex": 0, "line": 1, "triangle": 2, "quad": 2, "polygon": 2, "tetra": 3,
              "hexahedron": 3, "wedge": 3, "pyramid": 3}
-#: Gmsh's words for the dimensions of its physical groups.
-_DIM_WORD = {0: "point", 1: "curve", 2: "surface", 3: "volume"}
 _KIND_CELL = {v: k for k, v in _CELL_KIND.items()}
 _CELL_WORD = {"line": "line", "triangle": "triangle", "tetra": "tetrahedron"}
 _DIM = {"rod": 1, "shell": 2, "solid": 3}
@@ -91,16 +98,22 @@ def _meshio():
     return require("meshio", "Reading and writing mesh files", "meshio", "mesh")
 
 
-def _read_mesh(p: Path):
-    """``meshio.read(p)``, its failures as a ValueError naming the file.  meshio prints why each
+def _read_mesh(p: Path, shown: Path | None = None):
+    """``meshio.read(p)``, its failures as a ValueError naming the file (``shown``, where
+    given, in its place: the script a Gmsh mesh was made of).  meshio prints why each
     format it tried failed and then calls ``sys.exit(1)`` (meshio 5.3: a file that is none of
     the formats its suffix allows); both are caught here, so that a bad file neither ends the
-    caller's process nor writes to its terminal.  What meshio prints on a successful read is
+    caller's process nor writes to its terminal; a Gmsh file's failure is said in words where
+    :func:`~.gmsh_checks.gmsh_problem` finds why.  What meshio prints on a successful read is
     passed on as a warning.  A Gmsh script (``.geo``) is meshed by Gmsh first
-    (:mod:`.gmsh_geo`)."""
+    (:mod:`.gmsh_geo`).  Refused besides (:mod:`.mesh_checks`): a point that is not finite,
+    used by a cell or not; a cell naming a point the file lacks; a Gmsh file's name given to
+    two groups, or its two names of one."""
     if p.suffix.lower() == GEO_SUFFIX:
         with tempfile.TemporaryDirectory() as folder:
-            return _read_mesh(mesh_geo(p, folder))
+            return _read_mesh(mesh_geo(p, folder), p)
+    name = p if shown is None else shown
+    data = _gmsh_bytes(p, name) if p.suffix.lower() == ".msh" else None
     meshio = _meshio()
     said = io.StringIO()
     try:
@@ -109,18 +122,41 @@ def _read_mesh(p: Path):
     except (Exception, SystemExit) as exc:
         text = " ".join(said.getvalue().split())
         why = text if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
-        raise ValueError(f"{p}: cannot read the mesh ({why or 'meshio gave no reason'})") \
-            from None
+        raise ValueError(f"{name}: cannot read the mesh ({_why_not(data, why)})") from None
     text = " ".join(said.getvalue().split())
     if text:
-        warnings.warn(f"{p}: meshio: {text}", stacklevel=3)
+        warnings.warn(f"{name}: meshio: {text}", stacklevel=3)
+    check_cell_points(mesh.cells, len(mesh.points), name, data)
+    check_finite_points(_points(mesh), name, data)
     return mesh
+
+
+def _gmsh_bytes(p: Path, name) -> bytes:
+    """The bytes of the Gmsh file ``p`` (``name`` in messages), its ``$PhysicalNames``
+    checked (:func:`~.gmsh_checks.check_physical_names`)."""
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read the mesh ({exc.strerror or exc})") from None
+    check_physical_names(data, name)
+    return data
+
+
+def _why_not(data: bytes | None, why: str) -> str:
+    """Why meshio could not read a file: for a Gmsh file (``data``, its bytes) what is wrong
+    with it where that is found, else meshio's own reason ``why``."""
+    found = gmsh_problem(data) if data is not None else None
+    if found:
+        return found
+    if data is not None and data.lstrip().startswith(b"$MeshFormat"):
+        return f"not a Gmsh file meshio reads: {why or 'meshio gave no reason'}"
+    return why or "meshio gave no reason"
 
 
 def _tags(mesh, k: int, path: Path) -> np.ndarray:
     for key in ("gmsh:physical", "part", "CellEntityIds", "medit:ref"):
         if key in mesh.cell_data:
-            return np.asarray(mesh.cell_data[key][k], dtype=np.int64).ravel()
+            return integer_tags(mesh.cell_data[key][k], path, k, mesh.cells[k].type)
     raise ValueError(f"{path}: the cells carry no part tags (Gmsh physical groups or a "
                      "'part' cell array)")
 
@@ -132,14 +168,10 @@ def _names(mesh, p: Path) -> dict:
     every dimension), or for a group without one its tag (``"7"``), and where groups of two
     dimensions share a tag without names, Gmsh's word for the dimension with it (``"surface
     7"``, ``"volume 7"``)."""
-    given = {}
-    for name, val in (mesh.field_data or {}).items():
-        arr = np.asarray(val).ravel()
-        if len(arr):
-            given[int(arr[0]), int(arr[1]) if len(arr) > 1 else None] = str(name)
     used = set()
     for k, block in enumerate(mesh.cells):
         used |= {(int(t), _cell_dim(block.type)) for t in np.unique(_tags(mesh, k, p))}
+    given = given_names(mesh.field_data, used, p)
     unnamed = [t for t, d in used if (t, d) not in given and (t, None) not in given]
     out = {}
     for t, d in used:
@@ -194,6 +226,9 @@ def read_simplicial(path, *, materials: Mapping, connections=(), holds=(),
     Errors name the file and the offending cell: an unreadable file, a tag without material,
     a cell whose material does not fit its simplex (a triangle labelled with a rod material).
     """
+    if not isinstance(materials, Mapping):
+        raise TypeError(f"materials must map part names to materials, got "
+                        f"{type(materials).__name__}")
     p = _mesh_file(path, up, scale)
     if p.suffix.lower() in TOOL_SUFFIXES:
         src = _welded_parts(p, weld, materials)
@@ -209,6 +244,8 @@ def _mesh_file(path, up, scale) -> Path:
     """``path`` as a Path, after checking that it is a file and that ``up`` and ``scale``,
     where given, are valid (before any reading)."""
     p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(f"{p} is a directory, not a mesh file")
     if not p.is_file():
         raise FileNotFoundError(f"no mesh file {p}")
     if scale is not None and not (np.isfinite(scale) and scale > 0):
@@ -407,6 +444,13 @@ def _meshio_cells(p: Path, mesh, materials: Mapping, groups=()):
                              f"which has no material (give one in materials="
                              f"{_stray(materials, known)})")
         cells[_CELL_KIND[cell_type]].append((tag, str(key), mat, sel))
+    known = {k for t, name, *_ in tagged for k in ((t, name) if count[t] == 1 else (name,))}
+    stray = [k for k in materials if k not in known and str(k) not in skip
+             and materials[k] is not None]
+    if stray:
+        points = [n for (t, d), n in _names(mesh, p).items() if d == 0 and n not in known]
+        raise ValueError(unknown_names(p, stray, dict.fromkeys(n for _, n, *_ in tagged),
+                                       points))
     return _points(mesh), cells
 
 
@@ -416,7 +460,8 @@ class _ToolParts:
     (:class:`~.mesh_parts.MeshPart` by name), its vertices welded [W, 3] (``x``), the row of
     each written vertex among them [N] (``index``) and the file's own up axis and metres per
     unit (a USD stage's metadata; Alembic's convention, y and 1; an OBJ file's, z and 1), and
-    its face subsets (:class:`~.mesh_parts.FaceSubset` by path; none in an OBJ file)."""
+    its face subsets (:class:`~.mesh_parts.FaceSubset` by path; none in an OBJ file), and the
+    names it was given that name nothing in it (``unknown``)."""
 
     x_file: np.ndarray
     parts: dict
@@ -425,22 +470,28 @@ class _ToolParts:
     up: str
     scale: float
     subsets: dict
+    unknown: tuple = ()
 
 
 def _welded_parts(p: Path, weld: float, names=()) -> _ToolParts:
     """The parts of an OBJ, USD or Alembic file, its vertices welded within ``weld``; a part
-    named by ``names`` where one names it (:func:`~.mesh_parts.name_parts`)."""
+    named by ``names`` where one names it (:func:`~.mesh_parts.name_parts`); the ``names``
+    that name nothing in the file, kept (``unknown``)."""
     if p.suffix.lower() == ".obj":
         x_file, parts = read_obj_parts(p)
         up, unit, subsets = "z", 1.0, {}
+        unknown = [k for k in names if k not in parts]
     else:
         got = read_abc_parts(p) if p.suffix.lower() == ".abc" else read_usd_parts(p)
         x_file, up, unit, subsets = got.vertices, got.up, got.meters_per_unit, got.subsets
         parts = name_parts(got.parts, names, p, subsets)
+        unknown = unnamed_keys(names, got.parts, subsets, got.others)
     if not (np.isfinite(weld) and weld >= 0):
         raise ValueError(f"weld must be a number >= 0, got {weld!r}")
     x, index = weld_vertices(x_file, weld)
-    return _ToolParts(x_file, parts, x, index, up, unit, subsets)
+    return _ToolParts(x_file, parts, x, index, up, unit, subsets,
+                      tuple(k for k in unknown
+                            if not isinstance(names, Mapping) or names[k] is not None))
 
 
 def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
@@ -511,6 +562,8 @@ def _part_cells(p: Path, src: _ToolParts, materials: Mapping, weld: float):
                               "triangle fans); slivers make the solve ill-conditioned",
                               stacklevel=3)
         cells[kind].append((tag, key, mat, sel))
+    if src.unknown:
+        raise ValueError(unknown_names(p, list(src.unknown), parts, subsets=src.subsets))
     unused = fills.unused()
     if unused:
         key = unused[0]

@@ -72,10 +72,11 @@ def _tet_part(t, UsdGeom, tc, start: int, p: Path):
                                           dtype=np.int64), x, flip, start, p)
 
 
-def _face_subsets(m, UsdGeom, tc, part, p: Path) -> dict:
+def _face_subsets(m, UsdGeom, tc, part, p: Path, others: list) -> dict:
     """The face ``GeomSubset`` prims of the ``Mesh`` prim ``m`` (whose part is ``part``), or
     the tetrahedron ones of a ``TetMesh`` ``m``, as :class:`~.mesh_parts.FaceSubset` by path;
-    subsets of other elements (points, edges) are skipped."""
+    subsets of other elements (points, edges) are no parts: their paths are added to
+    ``others``."""
     out = {}
     element = UsdGeom.Tokens.tetrahedron if part.tets else UsdGeom.Tokens.face
     for sub in UsdGeom.Subset.GetAllGeomSubsets(m):
@@ -83,6 +84,8 @@ def _face_subsets(m, UsdGeom, tc, part, p: Path) -> dict:
             path, faces = face_subset(part, sub.GetPrim().GetName(),
                                       sub.GetIndicesAttr().Get(tc) or [], p)
             out[path] = faces
+        else:
+            others.append(str(sub.GetPath()))
     return out
 
 
@@ -107,16 +110,17 @@ def read_usd_parts(path) -> FileParts:
     p = Path(path)
     stage = open_stage(p)
     tc = px.Usd.TimeCode.EarliestTime()
-    xs, parts, subsets, start = [], {}, {}, 0
+    xs, parts, subsets, others, start = [], {}, {}, [], 0
     for prim in stage.Traverse():
         if prim.IsA(UsdGeom.Mesh):
             x, part = _mesh_part(UsdGeom.Mesh(prim), UsdGeom, tc, start, p)
-            subsets.update(_face_subsets(UsdGeom.Mesh(prim), UsdGeom, tc, part, p))
+            subsets.update(_face_subsets(UsdGeom.Mesh(prim), UsdGeom, tc, part, p, others))
         elif prim.IsA(UsdGeom.BasisCurves):
             x, part = _curve_part(UsdGeom.BasisCurves(prim), UsdGeom, tc, start, p)
         elif hasattr(UsdGeom, "TetMesh") and prim.IsA(UsdGeom.TetMesh):
             x, part = _tet_part(UsdGeom.TetMesh(prim), UsdGeom, tc, start, p)
-            subsets.update(_face_subsets(UsdGeom.TetMesh(prim), UsdGeom, tc, part, p))
+            subsets.update(_face_subsets(UsdGeom.TetMesh(prim), UsdGeom, tc, part, p,
+                                         others))
         else:
             continue
         parts[part.at] = part
@@ -127,4 +131,4 @@ def read_usd_parts(path) -> FileParts:
                          "rods, shells or solids")
     up = "y" if UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.y else "z"
     return FileParts(np.concatenate(xs), parts, up, float(UsdGeom.GetStageMetersPerUnit(stage)),
-                     subsets)
+                     subsets, tuple(others))
