@@ -275,3 +275,10 @@ def test_a_folder_given_as_the_mesh_file_is_named_a_folder(tmp_path, capsys):
 def test_materials_not_given_as_a_mapping_are_named(tmp_path):
     with pytest.raises(TypeError, match="materials must map part names to materials, got list"):
         read_simplicial(_msh(tmp_path), materials=[ROD, SHELL, SOLID])
+
+
+def test_connections_not_given_as_connections_are_named(tmp_path):
+    with pytest.raises(TypeError, match=r"base\.msh: connections\[0\] must be a Connection, "
+                                        r"got dict"):
+        read_simplicial(_msh(tmp_path), materials=MATS,
+                        connections=[{"kind": "point", "parts": ("pole", "block")}])

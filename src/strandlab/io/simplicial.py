@@ -44,7 +44,14 @@ import numpy as np
 from ..extras import require
 from ..geometry.tetmesh import surface_tets, tet_quality, weld_vertices
 from ..sim.material import Material
-from ..sim.simplicial import KINDS, Part, ShellMaterial, SimplicialSpec, SolidMaterial
+from ..sim.simplicial import (
+    KINDS,
+    Connection,
+    Part,
+    ShellMaterial,
+    SimplicialSpec,
+    SolidMaterial,
+)
 from .abc_parts import read_abc_parts
 from .atomic import atomic_path, check_writable_folder
 from .gmsh_checks import DIM_WORD as _DIM_WORD
@@ -604,7 +611,10 @@ def _spec(p: Path, x, cells, file_index, connections, holds, name) -> Simplicial
     renum[used] = np.arange(len(used))
     index = {pt.name: k for k, pt in enumerate(parts)}
     conns = []
-    for c in connections:
+    for j, c in enumerate(connections):
+        if not isinstance(c, Connection):
+            raise TypeError(f"{p}: connections[{j}] must be a Connection, got "
+                            f"{type(c).__name__}")
         missing = [n for n in c.parts if isinstance(n, str) and n not in index]
         if missing:
             raise ValueError(f"{p}: connection names part {missing[0]!r}, which the file does "
