@@ -393,3 +393,65 @@ def test_a_new_run_removes_the_exports_of_the_one_before(tmp_path):
     assert [p.name for p in (out / "vtu").iterdir()] == ["notes.txt"]
     assert not list((out / "obj").iterdir()) and not list((out / "ply").iterdir())
     assert not (out / "trajectory.usd").exists()
+
+
+def _a_complete_run(out: Path) -> list:
+    assert main(["run", ROPE, "--frames", "2", "--out", str(out), "--quiet"]) == 0
+    return sorted(p.name for p in out.iterdir())
+
+
+def _still_complete(out: Path, before: list) -> None:
+    assert sorted(p.name for p in out.iterdir()) == before
+    with load_trajectory(out / "trajectory.h5") as traj:
+        assert traj.n_frames == 3 and traj.status == "complete"
+
+
+def test_a_step_the_settings_cannot_take_is_refused_before_the_folder_is_touched(tmp_path,
+                                                                                 capsys):
+    out = tmp_path / "r"
+    before = _a_complete_run(out)
+    data = _rope_dict()
+    data["solver"] = {"type": "pbd", "damping": 1e6}
+    code = main(["run", _write_json(tmp_path / "d.json", data), "--out", str(out), "--quiet"])
+    assert code == 2 and "tiny: damping = 1000000.0 1/s is too large" in capsys.readouterr().err
+    _still_complete(out, before)
+
+
+def test_more_frames_than_the_disk_holds_are_refused_before_the_folder_is_touched(tmp_path,
+                                                                                  capsys):
+    out = tmp_path / "r"
+    before = _a_complete_run(out)
+    assert main(["run", ROPE, "--frames", str(10 ** 12), "--out", str(out), "--quiet"]) == 2
+    assert "1,000,000,000,001 frames need about" in capsys.readouterr().err
+    _still_complete(out, before)
+
+
+def test_a_checkpoint_of_another_scene_is_refused_before_the_folder_is_touched(tmp_path,
+                                                                               capsys):
+    other = tmp_path / "other"
+    assert main(["run", _write_json(tmp_path / "t.json", _rope_dict()), "--frames", "2",
+                 "--checkpoint-every", "1", "--out", str(other), "--quiet"]) == 0
+    out = tmp_path / "r"
+    before = _a_complete_run(out)
+    code = main(["run", ROPE, "--resume", str(other / "checkpoints" / "frame_000001.npz"),
+                 "--out", str(out), "--quiet"])
+    assert code == 2 and "checkpoint" in capsys.readouterr().err
+    _still_complete(out, before)
+    assert main(["run", ROPE, "--resume", str(other / "checkpoints" / "frame_000001.npz"),
+                 "--out", str(tmp_path / "new"), "--quiet"]) == 2
+    assert not (tmp_path / "new").exists()
+
+
+def test_an_empty_output_path_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", ROPE, "--out", "", "--quiet"]) == 2
+    assert "an empty path" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_scene_json_of_a_run_of_one_step_is_valid_json(tmp_path):
+    out = tmp_path / "r"
+    assert main(["run", ROPE, "--frames", "1", "--out", str(out), "--quiet"]) == 0
+    text = (out / "scene.json").read_text()
+    record = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in scene.json"))
+    assert record["run"]["steps"] == 1 and record["run"]["steady_step_ms"] is None

@@ -29,13 +29,13 @@ import os
 import re
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from .cli_output import prepare_out_dir, write_scene_json
 from .extras import MissingExtra
-from .sim.runner import simulate
+from .sim.runner import check_run, simulate
 from .sim.validate import SimulationDiverged
 
 __all__ = ["main", "build_parser", "max_edge_strain", "mesh_edge_strains", "EXIT_USAGE",
@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--loop", action="store_true", help="start again at the end of the run")
     _add_server_options(view)
     demo = sub.add_parser("demo", help="run and render the built-in demo scene")
-    demo.add_argument("--out", type=Path, metavar="DIR",
+    demo.add_argument("--out", type=_path, metavar="DIR",
                       help="output folder (default: runs/demo)")
     demo.add_argument("--frames", type=_positive_int, metavar="N",
                       help="number of output frames")
@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_mesh.add_parser(sub, _positive_float)
     schema = sub.add_parser("schema", help="print the JSON Schema of scene files")
-    schema.add_argument("--out", type=Path, metavar="FILE",
+    schema.add_argument("--out", type=_path, metavar="FILE",
                         help="write it to FILE instead of printing it")
     _add_hair_parser(sub)
     return p
@@ -159,7 +159,7 @@ def _add_server_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_output_options(parser: argparse.ArgumentParser, *, default_help: str) -> None:
-    parser.add_argument("--out", type=Path, metavar="DIR",
+    parser.add_argument("--out", type=_path, metavar="DIR",
                         help=f"output folder (default: {default_help})")
     parser.add_argument("--render", action="store_true",
                         help="render PNG frames and an MP4 video (a GIF, with a warning, when "
@@ -304,21 +304,13 @@ def _largest_strain(positions, edges: np.ndarray) -> float:
     return worst
 
 
-def _options(args, argv) -> dict:
-    """The command line as recorded in ``scene.json``."""
-    opts = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    return {"argv": list(argv), **opts}
-
-
 _NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
-#: What a previous run may have left in an output folder; removed before a new run writes there
-#: (a resumed run keeps the trajectory it continues and the checkpoints).
-_STALE = ("trajectory.h5", "trajectory.npz", "scene.json", "video.mp4", "video.gif",
-          "trajectory.usd", "trajectory.abc", "vtu/trajectory.pvd")
-#: Folders of frames a run or ``strandlab export`` writes into the output folder.
-_STALE_FRAMES = (("frames", "png"), ("obj", "obj"), ("ply", "ply"), ("vtu", "vtu"))
-_KEEP_ON_RESUME = ("trajectory.h5",)
+def _path(text: str) -> Path:
+    """A path option's value; an empty one is refused (it would name the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path (give a file or folder name)")
+    return Path(text)
 
 
 def _out_dir(sim, args) -> Path:
@@ -329,37 +321,6 @@ def _out_dir(sim, args) -> Path:
         raise _UsageError(f"scene name {sim.name!r} is not a plain folder name (letters, digits, "
                           "'_', '-', '.'); give --out DIR")
     return Path("runs") / sim.name
-
-
-def _prepare_out_dir(out_dir: Path, resume: bool = False) -> None:
-    """Create ``out_dir``, check that it is writable, and remove a previous run's outputs, its
-    exports among them (so that old frames never mix with new ones; a resumed run keeps the
-    trajectory and the checkpoints).  OSError when it cannot be written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    probe = out_dir / ".strandlab-write-test"
-    probe.write_bytes(b"")
-    probe.unlink()
-    for name in _STALE:
-        if not (resume and name in _KEEP_ON_RESUME):
-            (out_dir / name).unlink(missing_ok=True)
-    stale = [(folder, f"frame_*.{suffix}") for folder, suffix in _STALE_FRAMES]
-    for folder, pattern in stale + ([] if resume else [("checkpoints", "frame_*.npz")]):
-        if (out_dir / folder).is_dir():
-            for f in (out_dir / folder).glob(pattern):
-                f.unlink()
-
-
-def _write_scene_json(sim, out_dir: Path, args, argv, stats, status: str) -> None:
-    record = sim.to_dict()
-    record["command_line"] = _options(args, argv)
-    record["run"] = {"status": status, "frames_done": stats.frames_done,
-                     "steps": stats.steps, "first_step_s": stats.first_step_s,
-                     "steady_step_ms": stats.steady_step_ms,
-                     "unconverged_steps": stats.unconverged_steps}
-    from .io.trajectory import json_default
-
-    text = json.dumps(record, indent=2, default=partial(json_default, strict=False))
-    (out_dir / "scene.json").write_text(text + "\n", encoding="utf-8")
 
 
 def _camera(sim, args):
@@ -466,12 +427,13 @@ def _run_scene(sim, args, argv, out) -> int:
     resume = getattr(args, "resume", None)
     if resume is not None and not resume.is_file():
         raise _UsageError(f"checkpoint {resume} does not exist")
-    try:           # a scene the solver cannot model: refused before the folder is touched
+    try:     # a scene, step, checkpoint or length refused before the folder is touched
         solver = sim.make_solver()
-    except ValueError as exc:
+        check_run(sim, solver, out_dir / "trajectory.h5", resume)
+    except (ValueError, OSError, MemoryError) as exc:
         raise _UsageError(f"{sim.name}: {exc}") from None
     try:
-        _prepare_out_dir(out_dir, resume is not None)
+        prepare_out_dir(out_dir, resume is not None)
     except OSError as exc:
         print(f"{_PROG}: error: cannot write to {out_dir}: {exc}", file=sys.stderr)
         return EXIT_OUTPUT
@@ -486,13 +448,13 @@ def _run_scene(sim, args, argv, out) -> int:
                         checkpoint_dir=out_dir / "checkpoints", solver=solver)
     except SimulationDiverged as exc:
         status = f"diverged: {exc}"
-        _write_scene_json(sim, out_dir, args, argv, stats, status)
+        write_scene_json(sim, out_dir, args, argv, stats, status)
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
         print(f"{_PROG}: {path} holds the {stats.frames_done + 1} frames before it (marked "
               "'diverged')", file=sys.stderr)
         return EXIT_DIVERGED
     except KeyboardInterrupt:
-        _write_scene_json(sim, out_dir, args, argv, stats, "interrupted")
+        write_scene_json(sim, out_dir, args, argv, stats, "interrupted")
         print(f"{_PROG}: interrupted; {path} holds the {stats.frames_done + 1} frames done",
               file=sys.stderr)
         return 130
@@ -505,7 +467,7 @@ def _run_scene(sim, args, argv, out) -> int:
         return EXIT_OUTPUT
     wall = time.perf_counter() - t0
     try:
-        _write_scene_json(sim, out_dir, args, argv, stats, status)
+        write_scene_json(sim, out_dir, args, argv, stats, status)
         _summary(sim, traj, stats, wall, out_dir, sink)
         if args.render:
             _render(sim, traj, out_dir, args, camera, sink, quiet)
@@ -602,7 +564,7 @@ def _add_hair_parser(sub) -> None:
     hsub.required = True
     gen = hsub.add_parser("generate", help="write a procedural hairstyle to a .hair or .data "
                           "file")
-    gen.add_argument("--out", type=Path, metavar="FILE", required=True,
+    gen.add_argument("--out", type=_path, metavar="FILE", required=True,
                      help="the file to write (.hair or .data, or give --format)")
     gen.add_argument("--style", choices=_HAIR_STYLES, default="straight",
                      help="the hairstyle (default straight)")

@@ -410,6 +410,20 @@ class PBDSolver:
         return n
 
     # ------------------------------------------------------------------ stepping
+    def check_step(self, dt: float) -> tuple:
+        """The substeps ``n`` and substep ``h`` [s] of a step of ``dt`` [s]; ValueError where
+        the damping would stop every point in a substep (:func:`strandlab.sim.runner.check_run`
+        calls this before a run writes anything)."""
+        n = self.substeps_for(dt)
+        h = dt / n
+        damping = self.settings.damping
+        if damping * h >= 1.0:
+            raise ValueError(f"damping = {damping} 1/s is too large for dt = {dt} s with "
+                             f"{n} substep(s): the velocity factor 1 - damping * dt / substeps "
+                             f"= {1.0 - damping * h:.3g} would stop every point; use a "
+                             f"smaller dt, more substeps or less damping")
+        return n, h
+
     def step(self, state_in: PBDState, state_out: PBDState, dt: float) -> None:
         """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object).
 
@@ -424,13 +438,7 @@ class PBDSolver:
             raise ValueError(f"dt must be a positive finite number, got {dt!r}")
         st = self.settings
         dt = float(dt)
-        n = self.substeps_for(dt)
-        h = dt / n
-        if st.damping * h >= 1.0:
-            raise ValueError(f"damping = {st.damping} 1/s is too large for dt = {dt} s with "
-                             f"{n} substep(s): the velocity factor 1 - damping * dt / substeps "
-                             f"= {1.0 - st.damping * h:.3g} would stop every point; use a "
-                             f"smaller dt, more substeps or less damping")
+        n, h = self.check_step(dt)
         if not self._contact:
             self._advance(state_in, state_out, n, h)
         else:

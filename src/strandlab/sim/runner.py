@@ -16,7 +16,7 @@ from .scene import Scene
 from .solver import DEFAULT_SOLVER, get_solver, make_settings
 from .validate import SimulationDiverged, check_memory, show
 
-__all__ = ["Simulation", "simulate", "RunStats"]
+__all__ = ["Simulation", "simulate", "check_run", "RunStats"]
 
 
 @dataclass
@@ -126,14 +126,11 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
     refuses is refused before an output folder is touched), instead of a new one.
     """
     from ..io.trajectory import Trajectory
-    from .resume import Checkpointer, resume_state
+    from .resume import Checkpointer
 
     scene = sim.scene
     solver = sim.make_solver() if solver is None else solver
-    if resume is None:
-        state, first = solver.state(), 0
-    else:
-        state, first = resume_state(sim, solver, resume)
+    state, first = check_run(sim, solver, out, resume)
     saver = Checkpointer(sim, checkpoint_every, checkpoint_dir, out)
     stats = stats if stats is not None else RunStats()
     lay = dict(strand_offsets=np.asarray(scene.strand_vertex_offsets),
@@ -189,14 +186,7 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
             if bar is not None:
                 bar.update(1)
 
-    n_out = scene.n_vertices + scene.n_edges + scene.extra_layout()["n"]
-    frame_bytes = 24.0 * n_out + 8.0
     n_frames = sim.frames + 1 - first
-    if out is None:
-        check_memory(frame_bytes * n_frames,
-                     f"keeping {n_frames:,} frames in memory (write to a file instead)")
-    else:
-        check_disk(out, frame_bytes * n_frames, f"{n_frames:,} frames")
     try:
         if out is None:
             arrays = {"times": np.zeros(n_frames),
@@ -237,6 +227,29 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
     finally:
         if bar is not None:
             bar.close()
+
+
+def check_run(sim: Simulation, solver, out=None, resume=None) -> tuple:
+    """What :func:`simulate` checks before it writes anything: the solver's step
+    (``solver.check_step(dt)``, where the solver has it: settings that cannot take ``sim.dt``),
+    the checkpoint ``resume`` (:func:`~.resume.resume_state`) and the room the frames need, in
+    memory (``out`` None) or on the disk of ``out``.  Returns the state to start from and its
+    frame; ValueError, or OSError for the room, naming what is wrong."""
+    from .resume import resume_state
+
+    check_step = getattr(solver, "check_step", None)
+    if check_step is not None:
+        check_step(float(sim.dt))
+    state, first = (solver.state(), 0) if resume is None else resume_state(sim, solver, resume)
+    scene = sim.scene
+    frame_bytes = 24.0 * (scene.n_vertices + scene.n_edges + scene.extra_layout()["n"]) + 8.0
+    n_frames = sim.frames + 1 - first
+    if out is None:
+        check_memory(frame_bytes * n_frames,
+                     f"keeping {n_frames:,} frames in memory (write to a file instead)")
+    else:
+        check_disk(out, frame_bytes * n_frames, f"{n_frames:,} frames")
+    return state, first
 
 
 def check_disk(path, nbytes: float, what: str) -> None:
