@@ -493,6 +493,17 @@ def test_json_syntax_error_and_wrong_top_level(tmp_path):
         load_scene_file(path)
 
 
+@pytest.mark.parametrize("name, text", [("deep.json", '{"scene": ' + "[" * 100000 + "]" * 100000
+                                          + "}"),
+                                         ("deep.toml", "x = " + "[" * 100000 + "]" * 100000)])
+def test_a_file_nested_past_the_parsers_depth_is_named(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"{name.replace('.', '[.]')}: tables or arrays nested "
+                                         "too deeply to be a scene file"):
+        load_scene_file(path)
+
+
 def test_unreadable_file(tmp_path):
     path = tmp_path / "folder.toml"
     path.mkdir()

@@ -131,3 +131,22 @@ def test_parameters_past_any_material_are_refused(kwargs, message):
     Material(**base)
     with pytest.raises(ValueError, match=message):
         Material(**{**base, **kwargs})
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(radius=1e300), ValueError, r"radius must be at most 1000 m \(past any material's\)"),
+    (dict(radius=1e-300), ValueError, r"radius must be at least 1e-10 m \(below any real "
+                                      r"section\), got 1e-300"),
+    (dict(radius=None, width=0.01, thickness=1e-12), ValueError, "thickness must be at least"),
+    (dict(young_modulus="5e7"), TypeError, "young_modulus must be a number, got str '5e7'"),
+    (dict(density=True), TypeError, "density must be a number, got bool True"),
+])
+def test_sections_past_any_real_one_and_values_that_are_no_numbers_are_refused(kwargs, error,
+                                                                                message):
+    """A radius of 1e300 m overflowed the section's area, one of 1e-300 m underflowed its
+    second moment to zero (a division by zero in the solver); a string was kept and failed in
+    the solver's kernels."""
+    base = dict(young_modulus=5e7, density=1100.0, radius=0.004)
+    Material(**{**base, "radius": 1e-10})
+    with pytest.raises(error, match=message):
+        Material(**{**base, **kwargs})

@@ -80,8 +80,11 @@ def load_scene_file(path) -> Simulation:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{p}: cannot read scene file ({exc})") from None
-    data = _parse_toml(text, p) if suffix == ".toml" else _parse_json(text, p)
-    return _build_scene(data, source=p.name, default_name=p.stem, folder=p.parent)
+    try:
+        data = _parse_toml(text, p) if suffix == ".toml" else _parse_json(text, p)
+        return _build_scene(data, source=p.name, default_name=p.stem, folder=p.parent)
+    except RecursionError:
+        raise ValueError(f"{p}: tables or arrays nested too deeply to be a scene file") from None
 
 
 def _parse_toml(text: str, p: Path) -> dict:

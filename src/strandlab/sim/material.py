@@ -2,31 +2,41 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from .validate import show
 
-__all__ = ["Material", "PHYSICAL_MAX", "positive_parameter"]
+__all__ = ["Material", "PHYSICAL_MAX", "PHYSICAL_MIN", "positive_parameter"]
 
 
 #: Upper bounds of material parameters, past any material's (the stiffest, diamond: E about
-#: 1.2e12 Pa; the densest, osmium: 22 590 kg/m^3) by about 800 and 44 times: a value past
-#: them is a slip of units or exponent, and overflows the solvers' stiffness-scaled settings.
+#: 1.2e12 Pa; the densest, osmium: 22 590 kg/m^3) by about 800 and 44 times, and sections
+#: from an atom's size to a kilometre: a value past them is a slip of units or exponent, and
+#: overflows (or, a section's fourth power, underflows) the solvers' stiffness-scaled settings.
 PHYSICAL_MAX = {"young_modulus": (1e15, "Pa"), "shear_modulus": (1e15, "Pa"),
-                "density": (1e6, "kg/m^3")}
+                "density": (1e6, "kg/m^3"), "radius": (1e3, "m"), "width": (1e3, "m"),
+                "thickness": (1e3, "m")}
+#: Lower bounds of the same kind (zero excluded for every parameter).
+PHYSICAL_MIN = {"radius": (1e-10, "m"), "width": (1e-10, "m"), "thickness": (1e-10, "m")}
 
 
 def positive_parameter(name: str, value, owner: str = "") -> float:
-    """``value`` as a float, checked positive and finite, and at most its
-    :data:`PHYSICAL_MAX` where it has one; ValueError naming ``owner: name``."""
-    v = float(value)
+    """``value`` (a real number, not a string or a boolean) as a float, checked positive and
+    finite, and within its :data:`PHYSICAL_MIN` and :data:`PHYSICAL_MAX` where it has them;
+    TypeError or ValueError naming ``owner: name``."""
     label = f"{owner}: {name}" if owner else name
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{label} must be a number, got {type(value).__name__} {show(value)}")
+    v = float(value)
     if not math.isfinite(v) or v <= 0.0:
         raise ValueError(f"{label} must be a positive finite number, got {show(value)}")
     top, unit = PHYSICAL_MAX.get(name, (math.inf, ""))
-    if v > top:
-        raise ValueError(f"{label} must be at most {top:g} {unit} (past any material's), got "
-                         f"{show(value)}")
+    low, _ = PHYSICAL_MIN.get(name, (0.0, ""))
+    if not low <= v <= top:
+        side = f"at most {top:g} {unit} (past any material's)" if v > top else \
+            f"at least {low:g} {unit} (below any real section)"
+        raise ValueError(f"{label} must be {side}, got {show(value)}")
     return v
 
 
