@@ -455,3 +455,17 @@ def test_scene_json_of_a_run_of_one_step_is_valid_json(tmp_path):
     text = (out / "scene.json").read_text()
     record = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in scene.json"))
     assert record["run"]["steps"] == 1 and record["run"]["steady_step_ms"] is None
+
+
+def test_hair_options_that_would_be_ignored_are_refused(tmp_path, capsys):
+    assert main(["run", ROPE, "--scale", "2", "--out", str(tmp_path / "a"), "--quiet"]) == 2
+    assert "--scale applies to hair files" in capsys.readouterr().err
+    hair = tmp_path / "h.hair"
+    assert main(["hair", "generate", "--style", "straight", "--strands", "2", "--vertices", "5",
+                 "--out", str(hair)]) == 0
+    (tmp_path / "rest.npz").write_bytes(b"")
+    assert main(["run", str(hair), "--rest", str(tmp_path / "rest.npz"), "--solver", "pbd",
+                 "--out", str(tmp_path / "b"), "--quiet"]) == 2
+    assert "--rest is a rest shape of discrete elastic rods (solver 'der'); the 'pbd' solver " \
+           "would not use it" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "'pbd', 'der', 'csm' or 'mixed'")
     run.add_argument("--rest", type=Path, metavar="FILE",
                      help="with a hair file: the rest-shape file of 'strandlab sagfree'")
-    run.add_argument("--scale", type=_positive_float, default=1.0, metavar="S",
+    run.add_argument("--scale", type=_positive_float, metavar="S",
                      help="with a hair file: metres per file unit (default 1)")
     run.add_argument("--iterations", type=_positive_int, metavar="K",
                      help="solver passes per substep")
@@ -490,9 +490,13 @@ def _cmd_run(args, argv, out) -> int:
     from .cli_sagfree import HAIR_SUFFIXES
 
     if args.scene.lower().endswith(HAIR_SUFFIXES):
+        if args.rest is not None and args.solver not in (None, "der"):
+            raise _UsageError(f"--rest is a rest shape of discrete elastic rods (solver 'der'); "
+                              f"the {args.solver!r} solver would not use it")
         return _run_scene(_hair_simulation(args), args, argv, out)
-    if args.rest is not None:
-        raise _UsageError("--rest applies to hair files (.hair, .data)")
+    for given, option in ((args.rest, "--rest"), (args.scale, "--scale")):
+        if given is not None:
+            raise _UsageError(f"{option} applies to hair files (.hair, .data)")
     return _run_scene(_load_scene(args.scene), args, argv, out)
 
 
@@ -504,7 +508,7 @@ def _hair_simulation(args):
     from .scenes.hair_head import hair_on_head
 
     try:
-        hair = load_hair(args.scene, args.scale)
+        hair = load_hair(args.scene, 1.0 if args.scale is None else args.scale)
         rest = None if args.rest is None else read_rest_shape(args.rest)
         return hair_on_head(hair, rest=rest)
     except (UsageError, ValueError, OSError) as exc:

@@ -42,13 +42,34 @@ def add_parser(sub, positive_float, positive_int) -> None:
 
 
 def load_hair(path: str, scale: float):
-    """The hair of a ``.hair`` or ``.data`` file (UsageError naming the file otherwise)."""
+    """The hair of a ``.hair`` or ``.data`` file to simulate or optimize: UsageError naming the
+    file for an unreadable file, one that holds no strands, or a strand of a single point (the
+    reader keeps those; a rod needs at least 2)."""
     from .io.hairfile import read_hair
 
     try:
-        return read_hair(path, scale=scale)
+        hair = read_hair(path, scale=scale)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
+    if hair.n_strands == 0:
+        raise UsageError(f"{path}: holds no strands")
+    short = np.nonzero(hair.vertex_counts < 2)[0]
+    if len(short):
+        raise UsageError(f"{path}: strand {int(short[0])} has 1 point (a strand needs at "
+                         "least 2)")
+    return hair
+
+
+def check_out(out: Path) -> Path:
+    """``out`` if it can name a rest-shape file: not a folder, ending in ``.npz`` (UsageError
+    otherwise, before any work)."""
+    if out.is_dir():
+        raise UsageError(f"--out {out}: is a folder; give the rest-shape file to write "
+                         "(a .npz file)")
+    if out.suffix != ".npz":
+        raise UsageError(f"--out {out}: the rest shape is written as a .npz file; give a name "
+                         "ending in .npz")
+    return out
 
 
 def run(args, out=sys.stdout) -> int:
@@ -62,6 +83,7 @@ def run(args, out=sys.stdout) -> int:
 
     if not args.input.lower().endswith(HAIR_SUFFIXES):
         raise UsageError(f"{args.input}: sagfree reads hair files (.hair, .data)")
+    check_out(args.out)
     hair = load_hair(args.input, args.scale)
     try:
         scene, _, _ = hair_scene(hair, nod=0.0, where=args.input)

@@ -343,3 +343,28 @@ def test_closed_circle_rest_twist_is_uniform():
     # Rodrigues: |Omega| = 2 tan(theta / 2) / l with theta = 2 pi / 24, l = edge length
     theta = 2 * np.pi / 24
     assert kappa.mean() == pytest.approx(2 * np.tan(theta / 2) / m.oe_rest_length[0], rel=1e-12)
+
+
+def test_an_end_held_twice_is_refused_naming_both():
+    """Two frames on one end fight, and the last one won without a word."""
+    b = sl.SceneBuilder()
+    pts = _line()
+    s = b.add_strand(pts, material=MAT, name="rope")
+    f0 = b.add_frame((0.0, 0.0, 0.0))
+    f1 = b.add_frame((0.0, 0.0, 0.0), linear_velocity=(0.0, 0.0, 1.0))
+    b.attach_to_frame(s, f0)
+    b.attach_to_frame(s, f1, end=-1)                           # the other end: fine
+    with pytest.raises(ValueError, match="rope: its first vertex is held by frame 0 already; "
+                                         "attach it to frame 1 too"):
+        b.attach_to_frame(s, f1)
+    body = b.add_rigid_body(pts[-1], mass=1.0, size=0.01)
+    with pytest.raises(ValueError, match="rope: its last vertex is held by frame 1 already; "
+                                         "attach it to rigid body 0 too"):
+        b.attach_to_body(s, body, end=-1)
+
+
+def test_a_mesh_triangle_of_zero_area_is_refused():
+    b = sl.SceneBuilder()
+    with pytest.raises(ValueError, match=r"m: triangle 1 \[1, 2, 3\] has zero area"):
+        b.add_mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0], [2, -1, 0]], [[0, 1, 2], [1, 2, 3]],
+                   mass=1.0, name="m")

@@ -17,6 +17,8 @@ file is written under a temporary name and renamed when complete (:mod:`strandla
 """
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +29,7 @@ from .selection import extra_parts, rod_chains, select_frames
 from .trajectory import TrajectoryBase, check_offsets
 
 __all__ = ["write_obj_polylines", "write_ply_polylines", "export_frames", "FrameMesh",
-           "frame_meshes", "mesh_layout"]
+           "frame_meshes", "mesh_layout", "frame_folder"]
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,29 @@ def write_ply_polylines(path, points, offsets, closed=None, radii=None, *, meshe
     return _write_text(path, header + rows)
 
 
+@contextlib.contextmanager
+def frame_folder(out_dir) -> Iterator[list]:
+    """Context manager for writing a folder of files, one per frame: creates ``out_dir`` if
+    needed and yields the list to which the writer appends each path it has written.  On an
+    exception (a bad frame, Ctrl-C) the files listed are removed, and ``out_dir`` too if this
+    call created it and it is left empty; the exception propagates.  So a per-frame export
+    that fails leaves nothing behind, as a single-file one does (:func:`atomic_path`)."""
+    out = Path(out_dir)
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    written: list = []
+    try:
+        yield written
+    except BaseException:
+        for path in written:
+            with contextlib.suppress(OSError):
+                Path(path).unlink()
+        if created:
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
+
+
 def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 1, *,
                   frames=None, progress=None) -> list[Path]:
     """Write frames of ``traj`` as ``out_dir/frame_NNNNN.<fmt>``, one file per frame.
@@ -262,7 +287,9 @@ def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 
     selection of :func:`~strandlab.io.selection.select_frames` (``"A:B:S"``, default all),
     of which every ``every``-th frame is written.  ``NNNNN`` is the trajectory frame index (so
     ``every=2`` writes ``frame_00000``, ``frame_00002``, ...).  ``out_dir`` is created if
-    needed.  Each file is written under a temporary name and renamed when complete.
+    needed.  Each file is written under a temporary name and renamed when complete; on a
+    failure or an interruption the files already written are removed (and ``out_dir`` if it
+    was created here: :func:`frame_folder`).
     ``progress(k)`` is called after frame ``k``.  Returns the paths written, in frame order.
     ``traj`` may be in memory or read lazily from an ``.h5`` file (one frame at a time).
     """
@@ -273,19 +300,18 @@ def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise ValueError(f"every must be an integer >= 1, got {every!r}")
     sel = select_frames(frames, traj.n_frames)[::int(every)]
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written, layout = [], mesh_layout(traj)
-    for k in sel:
-        p = out / f"frame_{int(k):05d}.{fmt}"
-        meshes = frame_meshes(traj, int(k), layout=layout)
-        if fmt == "obj":
-            write_obj_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
-                                meshes=meshes)
-        else:
-            write_ply_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
-                                traj.vertex_radii, meshes=meshes)
-        written.append(p)
-        if progress is not None:
-            progress(int(k))
+    out, layout = Path(out_dir), mesh_layout(traj)
+    with frame_folder(out) as written:
+        for k in sel:
+            p = out / f"frame_{int(k):05d}.{fmt}"
+            meshes = frame_meshes(traj, int(k), layout=layout)
+            if fmt == "obj":
+                write_obj_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
+                                    meshes=meshes)
+            else:
+                write_ply_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
+                                    traj.vertex_radii, meshes=meshes)
+            written.append(p)
+            if progress is not None:
+                progress(int(k))
     return written

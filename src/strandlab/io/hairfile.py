@@ -79,6 +79,7 @@ _MAGIC = b"HAIR"
 _HEADER_BYTES = 128
 _INFO_BYTES = 88
 _HEADER = struct.Struct("<4sIIII f f 3f 88s")
+_F32_MAX = float(np.finfo(np.float32).max)
 assert _HEADER.size == _HEADER_BYTES
 _MAX_SEGMENTS = 0xFFFF      # uint16 segments per strand
 _MAX_COUNT = 0xFFFFFFFF     # uint32 strand and point counts
@@ -623,11 +624,16 @@ def write_hair(path, hair: Hair, *, scale: float = 1.0, format: str | None = Non
     return write_bytes_atomic(Path(path), chunks)
 
 
-def _f32(label: str, name: str, a: np.ndarray) -> np.ndarray:
-    out = np.asarray(a, dtype="<f4")
-    if not np.all(np.isfinite(out)):
-        raise ValueError(f"{label}: {name} overflow float32 (scale too small?)")
-    return out
+def _f32(label: str, name: str, a) -> np.ndarray:
+    """``a`` as little-endian float32; ValueError naming ``name`` and the first value that
+    float32 cannot hold (too large in file units: a scale too small?)."""
+    a = np.asarray(a, dtype=np.float64)
+    big = np.nonzero(np.abs(a.ravel()) > _F32_MAX)[0]
+    if len(big):
+        raise ValueError(f"{label}: {name} {a.ravel()[big[0]]:.6g} (in file units) is too "
+                         f"large for the file's float32 (at most {_F32_MAX:.6g}; scale too "
+                         "small?)")
+    return a.astype("<f4")
 
 
 def _hair_chunks(label, hair, scale, segments_array) -> list[bytes]:
@@ -651,9 +657,10 @@ def _hair_chunks(label, hair, scale, segments_array) -> list[bytes]:
                          f"{_INFO_BYTES}")
     flags = hair.flags() | (FLAG_SEGMENTS if segments_array else 0)
     dseg = int(seg[0]) if uniform else 0
-    header = _HEADER.pack(_MAGIC, hair.n_strands, hair.n_points, flags, dseg,
-                          hair.default_thickness / scale, hair.default_transparency,
-                          *hair.default_color, info)
+    floats = [float(_f32(label, "default thickness", hair.default_thickness / scale)),
+              float(_f32(label, "default transparency", hair.default_transparency)),
+              *(float(c) for c in _f32(label, "default colour", hair.default_color))]
+    header = _HEADER.pack(_MAGIC, hair.n_strands, hair.n_points, flags, dseg, *floats, info)
     chunks = [header]
     if segments_array:
         chunks.append(seg.astype("<u2").tobytes())

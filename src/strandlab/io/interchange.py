@@ -17,7 +17,9 @@ vtu     :func:`strandlab.io.vtu_series.write_vtu_series` (file per  ``DIR/vtu/fr
 ======  ==========================================================  =========================
 
 Every file is written under a temporary name and renamed once complete, so an export that
-fails or is interrupted leaves no partial file under a final name.
+fails or is interrupted leaves no partial file under a final name; a per-frame export (obj,
+ply, vtu) that fails part way also removes the frames it had written, and its folder if it
+created it (:func:`strandlab.io.export.frame_folder`).
 """
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ that did not record its parts), and ``kind``, 0 strand, 1 rod, 2 shell or mesh t
 largest of its edges'), 0 elsewhere.
 
 Every file is written under a temporary name and renamed when complete; the ``.pvd`` last, so
-that it lists only files that exist.  Needs the ``mesh`` extra (meshio).
+that it lists only files that exist.  An export that fails or is interrupted part way removes
+the files it wrote (and the folder, if it created it).  Needs the ``mesh`` extra (meshio).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ import numpy as np
 from ..extras import require
 from ..sim.simplicial import boundary_faces
 from .atomic import atomic_path
-from .export import _edges
+from .export import _edges, frame_folder
 from .selection import extra_parts, select_frames
 from .trajectory import TrajectoryBase
 
@@ -65,26 +66,31 @@ def write_vtu_series(traj: TrajectoryBase, out_dir, *, frames=None, progress=Non
     meshio = require("meshio", "Writing VTU files", "meshio", "mesh")
     sel = select_frames(frames, traj.n_frames)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     grid = _grid(traj)
     field = {name: np.array([k]) for k, name in enumerate(grid.names)}
-    written = []
-    for k in sel:
-        points = np.concatenate([np.asarray(traj.positions[k], dtype=np.float64).reshape(-1, 3),
-                                 np.asarray(traj.extra_points[k], dtype=np.float64)
-                                 .reshape(-1, 3)])
-        mesh = meshio.Mesh(points, grid.blocks, point_data={"radius": grid.radius},
-                           cell_data={"part": grid.part, "kind": grid.kind})
-        path = out / f"frame_{int(k):05d}.vtu"
-        with atomic_path(path) as tmp:
-            meshio.write(tmp, mesh, file_format="vtu")
-            add_field_data(tmp, field)
-        written.append(path)
-        if progress is not None:
-            progress(int(k))
-    written.append(_write_pvd(out / PVD_NAME, [(float(traj.times[k]), p.name)
-                                               for k, p in zip(sel, written)]))
+    with frame_folder(out) as written:
+        for k in sel:
+            written.append(_write_frame(meshio, traj, int(k), grid, field, out))
+            if progress is not None:
+                progress(int(k))
+        written.append(_write_pvd(out / PVD_NAME, [(float(traj.times[k]), p.name)
+                                                   for k, p in zip(sel, written)]))
     return written
+
+
+def _write_frame(meshio, traj: TrajectoryBase, k: int, grid: _Grid, field: dict,
+                 out: Path) -> Path:
+    """Write frame ``k`` of ``traj`` as ``out/frame_NNNNN.vtu``; returns its path."""
+    points = np.concatenate([np.asarray(traj.positions[k], dtype=np.float64).reshape(-1, 3),
+                             np.asarray(traj.extra_points[k], dtype=np.float64)
+                             .reshape(-1, 3)])
+    mesh = meshio.Mesh(points, grid.blocks, point_data={"radius": grid.radius},
+                       cell_data={"part": grid.part, "kind": grid.kind})
+    path = out / f"frame_{k:05d}.vtu"
+    with atomic_path(path) as tmp:
+        meshio.write(tmp, mesh, file_format="vtu")
+        add_field_data(tmp, field)
+    return path
 
 
 def _grid(traj: TrajectoryBase) -> _Grid:

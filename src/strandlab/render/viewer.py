@@ -15,8 +15,10 @@ made.  What is drawn: :mod:`strandlab.render.viewer_scene`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import math
+import socket
 import sys
 import threading
 import time as _time
@@ -69,6 +71,26 @@ def _close(traj) -> None:
         close()
 
 
+def check_address(host: str, port: int) -> None:
+    """ValueError ``cannot serve on HOST:PORT (...)`` unless a server can listen on ``host``
+    (a name or an address of this machine) at ``port``: checked by binding a socket there and
+    closing it, before the server starts (viser waits forever on an address it cannot bind).
+    A port in use passes: the server then takes the next free one."""
+    where = f"{host}:{port}"
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, UnicodeError, OSError) as exc:
+        raise ValueError(f"cannot serve on {where} ({getattr(exc, 'strerror', None) or exc})"
+                         ) from None
+    try:
+        with socket.socket(family, kind, proto) as s:
+            s.bind(addr)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise ValueError(f"cannot serve on {where} ({exc.strerror or exc})") from None
+
+
 def _url(server) -> str:
     host = server.get_host()
     shown = "localhost" if host in ("0.0.0.0", "::", "") else host
@@ -82,6 +104,7 @@ class Viewer:
         viser = _viser()
         if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
             raise ValueError(f"port must be an integer 1..65535, got {port!r}")
+        check_address(host, port)
         with contextlib.redirect_stdout(io.StringIO()):      # its banner: serve() prints the URL
             self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
         self.url = _url(self.server)

@@ -69,6 +69,7 @@ class SceneBuilder:
         self._colliders: list[Collider] = []
         self._simplicial: list[SimplicialSpec] = []
         self._n_points = 0
+        self._held_ends: dict = {}        # (strand, end) -> what holds it, for messages
 
     # ------------------------------------------------------------------ strands
     def add_strand(self, points, *, material: Material, closed: bool = False, rest_points=None,
@@ -259,8 +260,10 @@ class SceneBuilder:
         if free_twist and not orientation:
             raise ValueError(f"{self._strands[strand].name}: free_twist needs orientation=True "
                              "(without orientation the end already turns freely)")
-        self._frame_att.append(FrameAttachment(strand, frame, self._end(strand, end),
-                                               bool(orientation), bool(free_twist), ax))
+        end = self._end(strand, end)
+        self._hold_end(strand, end, f"frame {frame}")
+        self._frame_att.append(FrameAttachment(strand, frame, end, bool(orientation),
+                                               bool(free_twist), ax))
 
     # ------------------------------------------------------------------ meshes and bodies
     def add_mesh(self, vertices, triangles, *, mass: float, compliance: float = 0.0,
@@ -281,6 +284,12 @@ class SceneBuilder:
         if len(bad):
             raise ValueError(f"{label}: triangle {int(bad[0])} {t[bad[0]].tolist()} references "
                              f"a vertex that does not exist ({len(v)} vertices)")
+        ab, ac = v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]]
+        area = 0.5 * np.linalg.norm(np.cross(ab, ac), axis=1)
+        flat = np.nonzero(area <= 1e-12 * float(np.ptp(v, axis=0).max()) ** 2)[0]
+        if len(flat):
+            raise ValueError(f"{label}: triangle {int(flat[0])} {t[flat[0]].tolist()} has zero "
+                             "area (its vertices on a line)")
         mass = check_positive(f"{label} mass", mass)
         compliance = float(compliance)
         if compliance < 0 or not math.isfinite(compliance):
@@ -315,6 +324,7 @@ class SceneBuilder:
         e = st.points[1] - st.points[0] if end == 0 else st.points[-1] - st.points[-2]
         bary = _barycentric(p, me.vertices[me.triangles[triangle]], float(np.linalg.norm(e)),
                             st.name)
+        self._hold_end(strand, end, f"triangle {triangle} of mesh {mesh}")
         self._tri_att.append(TriangleAttachment(strand, mesh, triangle, end, tuple(bary)))
 
     def add_rigid_body(self, position, rotation=None, *, mass: float, size: float) -> int:
@@ -342,6 +352,7 @@ class SceneBuilder:
         if gap > 0.01 * float(np.linalg.norm(e)):
             raise ValueError(f"{st.name}: end vertex is {gap:.3g} m from rigid body {body}; "
                              "place the body at the strand end")
+        self._hold_end(strand, end, f"rigid body {body}")
         self._body_att.append(BodyAttachment(strand, body, end, bool(orientation)))
 
     # ------------------------------------------------------------------ colliders
@@ -379,6 +390,16 @@ class SceneBuilder:
     def _check_strand(self, s):
         if not isinstance(s, (int, np.integer)) or not 0 <= s < len(self._strands):
             raise IndexError(f"strand {s} does not exist ({len(self._strands)} strands)")
+
+    def _hold_end(self, strand: int, end: int, by: str) -> None:
+        """Record that ``by`` holds the ``end`` of ``strand``; ValueError where something
+        holds it already (two holds of one end fight: the last one would win)."""
+        key = (int(strand), self._strands[strand].end_vertex(end))
+        if key in self._held_ends:
+            raise ValueError(f"{self._strands[strand].name}: its {'first' if end == 0 else 'last'}"
+                             f" vertex is held by {self._held_ends[key]} already; attach it to "
+                             f"{by} too and one of them would be ignored")
+        self._held_ends[key] = by
 
     def _end(self, strand, end):
         if end not in (0, -1):
