@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["paper_frame", "omega_ref", "fd_jacobian", "rel_err"]
+__all__ = ["paper_frame", "omega_ref", "fd_jacobian", "rel_err", "saved_run"]
 
 
 def paper_frame(p0, p1, pg):
@@ -67,3 +67,17 @@ def step_mesh(spec, steps: int, dt: float = 0.01):
     for _ in range(steps):
         sol.step(s, s, dt)
     return s.q[: 3 * len(spec.vertices)].reshape(-1, 3).copy()
+
+
+def saved_run(folder):
+    """``folder`` holding ``trajectory.h5`` of a run of one straight strand of 3 points over two
+    frames (for commands that read a run: ``strandlab view``, ``export``); returns ``folder``."""
+    from strandlab.io.trajectory import Trajectory, save_trajectory
+
+    pos = np.zeros((2, 3, 3))
+    pos[:, :, 0] = [0.0, 0.1, 0.2]
+    traj = Trajectory(times=[0.0, 0.1], positions=pos, d1=np.tile([0.0, 1.0, 0.0], (2, 2, 1)),
+                      strand_offsets=[0, 3], edge_offsets=[0, 2], closed=[False], radii=[0.01],
+                      extra_points=np.zeros((2, 0, 3)), extra_triangles=np.zeros((0, 3)))
+    save_trajectory(folder / "trajectory.h5", traj)
+    return folder

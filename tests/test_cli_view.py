@@ -47,16 +47,9 @@ def _as_from_a_terminal():
 
 
 def test_view_prints_the_url_and_stops_on_ctrl_c(tmp_path):
-    import numpy as np
+    from helpers import saved_run
 
-    from strandlab.io.trajectory import Trajectory, save_trajectory
-
-    pos = np.zeros((2, 3, 3))
-    pos[:, :, 0] = [0.0, 0.1, 0.2]
-    traj = Trajectory(times=[0.0, 0.1], positions=pos, d1=np.tile([0.0, 1.0, 0.0], (2, 2, 1)),
-                      strand_offsets=[0, 3], edge_offsets=[0, 2], closed=[False], radii=[0.01],
-                      extra_points=np.zeros((2, 0, 3)), extra_triangles=np.zeros((0, 3)))
-    save_trajectory(tmp_path / "trajectory.h5", traj)
+    saved_run(tmp_path)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -6,23 +6,16 @@ import subprocess
 import sys
 import threading
 
-import numpy as np
 import pytest
 
+from helpers import saved_run
 from strandlab.cli import EXIT_USAGE
-from strandlab.io.trajectory import Trajectory, save_trajectory
 from strandlab.render.viewer import check_address
 
 
 @pytest.fixture
 def run_dir(tmp_path):
-    pos = np.zeros((2, 3, 3))
-    pos[:, :, 0] = [0.0, 0.1, 0.2]
-    traj = Trajectory(times=[0.0, 0.1], positions=pos, d1=np.tile([0.0, 1.0, 0.0], (2, 2, 1)),
-                      strand_offsets=[0, 3], edge_offsets=[0, 2], closed=[False], radii=[0.01],
-                      extra_points=np.zeros((2, 0, 3)), extra_triangles=np.zeros((0, 3)))
-    save_trajectory(tmp_path / "trajectory.h5", traj)
-    return tmp_path
+    return saved_run(tmp_path)
 
 
 def _free_port() -> int:
