@@ -17,7 +17,10 @@ Every solver (position-based rods, discrete elastic rods, ...) plugs in the same
   of frames, meshes and bodies [X, 3] [m] (:meth:`~strandlab.sim.scene.Scene.extra_layout`),
   and, from solvers that tear strands, the broken edges [E] (``edge_broken``, else None);
 - ``solver.save_state(state) -> dict`` of arrays and ``solver.load_state(arrays) -> state``: the
-  complete state, restored exactly.
+  complete state, restored exactly;
+- optionally ``solver.check_step(dt)``: ValueError for a step ``dt`` [s] its settings cannot
+  take (the position-based solver's damping), called by
+  :func:`~strandlab.sim.runner.check_run` before a run writes anything.
 
 The registry holds import paths (``"module:Class"``), so nothing here imports a solver.  Third
 parties register theirs with :func:`register_solver` or the ``strandlab.solvers`` entry-point
