@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import shlex
 
-__all__ = ["check_physical_names", "gmsh_problem", "gmsh_node_number", "DIM_WORD"]
+__all__ = ["check_physical_names", "gmsh_problem", "gmsh_node_number", "section_text",
+           "DIM_WORD"]
 
 #: Gmsh's words for the dimensions of its physical groups.
 DIM_WORD = {0: "point", 1: "curve", 2: "surface", 3: "volume"}
 
 
-def _section_text(data: bytes, name: str):
+def section_text(data: bytes, name: str):
     """The text of the section ``$name`` of the Gmsh file ``data`` (between its header line and
     ``$Endname``), whether it is closed, and the line its header is on (from 1); None where the
     file has no such section."""
@@ -46,7 +47,7 @@ def check_physical_names(data: bytes, name) -> None:
     messages) where its count is not its number of names, a line is no ``dim tag "name"``, one
     name is given to two groups (a curve and a surface both ``"pole"``: meshio would keep one)
     or one group has two names; a file without the section passes."""
-    got = _section_text(data, "PhysicalNames")
+    got = section_text(data, "PhysicalNames")
     if got is None:
         return
     text, closed, line = got
@@ -87,7 +88,7 @@ def _group(key) -> str:
 def gmsh_node_number(data: bytes, k: int):
     """The number the Gmsh ASCII file ``data`` gives its ``k``-th node (from 0, in the file's
     order, as meshio reads them), or None where it cannot be told (a binary file)."""
-    got = _section_text(data, "Nodes")
+    got = section_text(data, "Nodes")
     try:
         if got is None or not _format(data)[1]:
             return None
@@ -108,7 +109,7 @@ def gmsh_node_number(data: bytes, k: int):
 def _format(data: bytes) -> tuple[float, bool]:
     """(version, whether ASCII) from the ``$MeshFormat`` section of ``data``; ValueError where
     it is unreadable."""
-    got = _section_text(data, "MeshFormat")
+    got = section_text(data, "MeshFormat")
     if got is None:
         raise ValueError("no $MeshFormat")
     words = got[0].split()

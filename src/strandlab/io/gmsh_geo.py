@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from ..extras import require
+from .gmsh_checks import section_text
 
 __all__ = ["GEO_SUFFIX", "mesh_geo"]
 
@@ -31,9 +32,6 @@ _LAST: dict = {}
 #: A file a script reads, named by a literal string: ``Include "a.geo";``, ``Merge "b.step";``,
 #: ``ShapeFromFile("c.brep")``.  A name built by an expression (``StrCat``) is not seen.
 _READS = re.compile(r'\b(?:Include|Merge)\s*"([^"]+)"|\bShapeFromFile\s*\(\s*"([^"]+)"')
-#: The first line of a ``.msh`` file's ``$Elements`` section: its count of elements (format 2),
-#: or its count of blocks and of elements (format 4, then two more numbers).
-_COUNT = re.compile(r"^\$Elements[ \t\r]*\n[ \t]*(\d+)(?:[ \t]+(\d+))?", re.M)
 
 
 def mesh_geo(path, folder) -> Path:
@@ -112,9 +110,11 @@ def _elements(text: str):
     """How many elements the ``$Elements`` section of the ``.msh`` text announces (its first
     line: the count alone in format 2, the second of four numbers in format 4); 0 where it has
     no such section, None where the count cannot be read (a binary file)."""
-    if not re.search(r"^\$Elements\s*$", text, re.M):
-        return 0
-    got = _COUNT.search(text)
+    got = section_text(text.encode("latin-1", "replace"), "Elements")
     if got is None:
+        return 0
+    words = got[0].split("\n", 1)[0].split()
+    try:                              # format 4: blocks, elements, smallest and largest tag
+        return int(words[1] if len(words) == 4 else words[0])
+    except (ValueError, IndexError):
         return None
-    return int(got.group(2) if got.group(2) is not None else got.group(1))
