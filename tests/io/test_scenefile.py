@@ -266,6 +266,27 @@ def test_solver_type():
     assert _error(data) == "scene.toml: solver.type: must be a string (got 3)"
 
 
+@pytest.mark.parametrize("solver,keys", [("pbd", ("max_strain", "max_speed")),
+                                         ("der", ("max_strain", "max_speed", "adaptive_strain")),
+                                         ("csm", ("max_strain", "max_speed"))])
+def test_inf_is_a_bound_that_does_not_bind(solver, keys):
+    # docs/scene-format.md: `inf` (TOML) disables a bound, as None (JSON null) does
+    for key in keys:
+        data = _base()
+        data["solver"] = {"type": solver, key: float("inf")}
+        sim = scene_from_dict(data)
+        assert getattr(sim.settings, key) == float("inf")
+        data["solver"][key] = None
+        assert getattr(scene_from_dict(data).settings, key) is None
+        data["solver"][key] = -float("inf")
+        assert f"{key} must be" in _error(data)
+    data = _base()
+    data["strands"] = data["strands"][:1]         # the open rope: every solver models it
+    data["solver"] = {"type": solver, **{k: float("inf") for k in keys}}
+    sim = scene_from_dict(data).with_overrides(frames=2)
+    assert np.isfinite(simulate(sim).positions).all()
+
+
 def test_unknown_material():
     data = _base()
     data["strands"][1]["material"] = "steel"

@@ -138,7 +138,7 @@ def _check_points(s, st) -> None:
                       ("velocities", st.velocities)):
         bad = np.nonzero(~np.isfinite(pts).all(axis=1))[0]
         if len(bad):
-            raise ValueError(f"{st.name} (strand {s}): {what} of vertex {int(bad[0])} is not "
+            raise ValueError(f"{st.label(s)}: {what} of vertex {int(bad[0])} is not "
                              "finite")
 
 
@@ -163,7 +163,7 @@ class _Arrays:
 
 def _strand(s, st, scene, ar: _Arrays) -> None:
     """Fill the arrays of strand ``s``."""
-    label = f"{st.name} (strand {s})"
+    label = st.label(s)
     opts = dict(options_of(st, "csm", CSM_STRAND_OPTIONS))
     n = st.n_vertices
     ne = n - 1

@@ -160,7 +160,8 @@ class CSMSettings:
             raise ValueError(f"contact_search must be 7 or 27 (voxels), got "
                              f"{self.contact_search!r}")
         for name in ("max_strain", "max_speed"):
-            _check(name, getattr(self, name), lo=0.0, lo_open=True, allow_none=True)
+            if getattr(self, name) != math.inf:        # inf: no bound, as None
+                _check(name, getattr(self, name), lo=0.0, lo_open=True, allow_none=True)
         if self.length_solver not in _LENGTH:
             raise ValueError(f"unknown length_solver {self.length_solver!r}; choose one of "
                              f"{sorted(_LENGTH)}")

@@ -95,26 +95,26 @@ def _explicit(name, value, shape, label):
 
 
 def _check_strand(s: int, st) -> None:
-    label = st.name
+    label = st.label(s)
     n = st.n_vertices
     if n < 3:
-        raise ValueError(f"{label} (strand {s}): a discrete elastic rod needs at least 3 "
+        raise ValueError(f"{label}: a discrete elastic rod needs at least 3 "
                          f"vertices, got {n}")
     for what, pts in (("points", st.points), ("rest_points", st.rest_points)):
         bad = np.nonzero(~np.isfinite(pts).all(axis=1))[0]
         if len(bad):
-            raise ValueError(f"{label} (strand {s}): {what} of vertex {int(bad[0])} is not "
+            raise ValueError(f"{label}: {what} of vertex {int(bad[0])} is not "
                              "finite")
         ne, i0, i1 = _edges(n, st.closed)
         ln = np.linalg.norm(pts[i1] - pts[i0], axis=1)
         scale = max(float(np.max(np.abs(pts))), 1e-300)
         bad = np.nonzero(ln <= 1e-12 * scale)[0]
         if len(bad):
-            raise ValueError(f"{label} (strand {s}): {what} of vertices {int(i0[bad[0]])} and "
+            raise ValueError(f"{label}: {what} of vertices {int(i0[bad[0]])} and "
                              f"{int(i1[bad[0]])} coincide (zero-length edge {int(bad[0])})")
     bad = np.nonzero(~(np.isfinite(st.radius) & (st.radius > 0)))[0]
     if len(bad):
-        raise ValueError(f"{label} (strand {s}): radius of vertex {int(bad[0])} must be positive "
+        raise ValueError(f"{label}: radius of vertex {int(bad[0])} must be positive "
                          "and finite")
 
 
@@ -171,7 +171,7 @@ def _compile(scene: Scene) -> DERModel:
     radius = np.zeros(nv)
     friction = np.full(nv, np.nan)
     for s, st in enumerate(strands):
-        label = f"{st.name} (strand {s})"
+        label = st.label(s)
         opts = dict(options_of(st, "der", DER_STRAND_OPTIONS))
         n = st.n_vertices
         va, e0, b0 = int(vstart[s]), int(estart[s]), int(bstart[s])

@@ -7,7 +7,7 @@ the contacts with static colliders.  See docs/der.md.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -20,7 +20,7 @@ from ..implicit import (
     warn_not_converged,
 )
 from ..implicit.assembly import use_parallel
-from ..rods.kinematics import check_state, drive_edge_angles
+from ..rods.kinematics import check_state, drive_edge_angles, strain_change_by_strand
 from ..sim.scene import Scene
 from ..sim.solver import Output, solver_inputs
 from ..sim.validate import SimulationDiverged, check_number, check_state_arrays
@@ -46,6 +46,10 @@ FOLLOW_ITERATIONS = 8
 #: :data:`strandlab.implicit.assembly.PARALLEL_MIN_WORK` (below that, the serial kernel runs).
 CONTACT_WORK = 10
 
+#: Relative Newton tolerance of a step taken again because its fixed-count iterations changed
+#: an edge's strain by more than ``DERSettings.adaptive_strain``.
+ADAPTIVE_TOLERANCE = 1e-6
+
 
 @dataclass(frozen=True)
 class DERSettings:
@@ -53,6 +57,13 @@ class DERSettings:
 
     newton_iterations : Newton iterations per step when ``tolerance`` is None (default 1, as the
         paper).
+    adaptive_strain : with ``newton_iterations`` (no ``tolerance``), the strands whose
+        iterations change an edge's strain ``|e| / lbar`` by more than this (> 0) in a step
+        take the step again from its start, with Newton iterations to the relative residual
+        :data:`ADAPTIVE_TOLERANCE` (at most ``max_iterations``) and a line search, the other
+        strands held where their iterations put them (``DERSolver.adaptive_steps`` counts the
+        steps, ``adaptive_strands`` the strands): the linearised step stretches edges that turn
+        fast or meet a contact (a rope's end landing on the floor: 8 %); None: never.
     tolerance : when given, iterate each step until the relative residual falls below it (at
         most ``max_iterations``), with a backtracking line search; a step still above it is
         kept, warned (:class:`~strandlab.implicit.NotConvergedWarning`, naming the step, its
@@ -76,6 +87,7 @@ class DERSettings:
     """
 
     newton_iterations: int = 1
+    adaptive_strain: float | None = 5e-3
     tolerance: float | None = None
     max_iterations: int = 50
     substeps: int = 1
@@ -89,13 +101,15 @@ class DERSettings:
     contact_stiffness: float = 1.0
 
     OPTIONAL_KINDS: ClassVar[dict] = {"tolerance": float, "max_strain": float,
-                                      "max_speed": float}
+                                      "max_speed": float, "adaptive_strain": float}
 
     def __post_init__(self):
         for name in ("newton_iterations", "max_iterations", "substeps"):
             check_number(name, getattr(self, name), integer=True)
-        for name in ("tolerance", "max_strain", "max_speed"):
-            check_number(name, getattr(self, name), positive=True, allow_none=True)
+        check_number("tolerance", self.tolerance, positive=True, allow_none=True)
+        for name in ("max_strain", "max_speed", "adaptive_strain"):     # inf: no bound
+            check_number(name, getattr(self, name), positive=True, allow_none=True,
+                         allow_inf=True)
         for name in ("damping", "viscous_damping", "contact_stiffness"):
             check_number(name, getattr(self, name))
         if self.linear_solver not in _LINEAR:
@@ -137,9 +151,22 @@ class DERSolver:
         if kind == "auto":
             kind = "sparse" if np.any(model.strand_closed) else "banded"
         self.integrator = ImplicitEuler(self.system, st.newton(), linear_solver=kind)
+        # the settings of a step taken again (DERSettings.adaptive_strain), None: never
+        self._adaptive = None
+        if st.tolerance is None and st.adaptive_strain is not None:
+            self._adaptive = replace(st.newton(), tolerance=ADAPTIVE_TOLERANCE)
         nv, nd = model.n_vertices, model.n_dofs
         self._f_ext = np.zeros(nd)
         self._q_start = np.zeros(nd)
+        self._v_start = np.zeros(nd)
+        # a step taken again (adaptive_strain): each strand's strain change, which strands take
+        # it again, the coordinates held (the others' and the held ones) and their values
+        self._change = np.zeros(model.n_strands)
+        self._again = np.zeros(model.n_strands, dtype=np.bool_)
+        self._dof_strand = np.repeat(np.arange(model.n_strands),
+                                     np.diff(model.strand_dof_start))
+        self._held_again = np.zeros(nd, dtype=np.bool_)
+        self._q_again = np.zeros(nd)
         self._q_target = np.zeros(nd)
         self._loads = self.scene.loads if self.scene is not None else ()
         # gravity once (constant); each load's three coordinates
@@ -177,6 +204,8 @@ class DERSolver:
         self._follow = FOLLOW_ITERATIONS if ct is not None else 0
         self.last_info = None
         self.unconverged_steps = 0     # steps kept above the Newton tolerance (warned)
+        self.adaptive_steps = 0        # steps taken again to a tolerance (adaptive_strain)
+        self.adaptive_strands = 0      # strands that took them again
 
     # ------------------------------------------------------------------ protocol
     def state(self) -> DERState:
@@ -296,6 +325,7 @@ class DERSolver:
         m = self.model
         t_next = s.time + h
         self._q_start[:] = s.q
+        self._v_start[:] = s.v
         self.system.load_frames(s.q, s.a1, s.ref_twist)
         q_fixed = None
         if len(self._dv) or len(self._de):
@@ -305,6 +335,8 @@ class DERSolver:
         f = self._external_force(t_next)
         info = self.integrator.step(s.q, s.v, s.q, s.v, h, f_ext=f, fixed=m.fixed,
                                     q_fixed=q_fixed)
+        if self._adaptive is not None and self._strain_jumped(s):
+            info = self._step_again(s, h, f)
         self.last_info = info
         self.unconverged_steps += warn_not_converged(
             "der", info, s.step + 1, t_next, self.settings.max_iterations, stacklevel=3)
@@ -322,6 +354,39 @@ class DERSolver:
         s.a1[...] = self.system.a1
         s.ref_twist[...] = self.system.ref_twist
         s.time = t_next
+
+    def _strain_jumped(self, s: DERState) -> bool:
+        """Whether the step just taken changed an edge's strain by more than
+        ``adaptive_strain`` in some strand (those strands marked in ``_again``)."""
+        m = self.model
+        strain_change_by_strand(self._q_start, s.q, m.vertex_dof, m.edge_v0, m.edge_v1,
+                                m.rest_length, m.strand_edge_start, self._change)
+        np.greater(self._change, self.settings.adaptive_strain, out=self._again)
+        return bool(self._again.any())
+
+    def _step_again(self, s: DERState, h: float, f: np.ndarray):
+        """The step taken again from its start by the strands marked in ``_again``, with Newton
+        iterations to a tolerance, the other strands held where the step put them
+        (``DERSettings.adaptive_strain``); its StepInfo."""
+        m, integ = self.model, self.integrator
+        held = self._held_again
+        np.take(self._again, self._dof_strand, out=held)
+        np.logical_not(held, out=held)
+        np.logical_or(held, m.fixed, out=held)
+        # held coordinates end at the step's values (the moving frames' targets included)
+        self._q_again[:] = s.q
+        s.q[:] = self._q_start
+        s.v[:] = self._v_start
+        self.system.load_frames(s.q, s.a1, s.ref_twist)
+        fixed_count, integ.settings = integ.settings, self._adaptive
+        try:
+            info = integ.step(s.q, s.v, s.q, s.v, h, f_ext=f, fixed=held,
+                              q_fixed=self._q_again)
+        finally:
+            integ.settings = fixed_count
+        self.adaptive_steps += 1
+        self.adaptive_strands += int(np.count_nonzero(self._again))
+        return info
 
     def _drive(self, q: np.ndarray, t: float) -> None:
         """Targets of the held coordinates of moving frames at time ``t`` in ``q`` (the held

@@ -172,19 +172,25 @@ def _label(model, s):
     return sc.strands[s].name if sc is not None else f"strand {s}"
 
 
+def _said(model, s):
+    """How messages name strand ``s`` (:meth:`~strandlab.sim.scene.StrandSpec.label`)."""
+    sc = model.scene
+    return sc.strands[s].label(s) if sc is not None else f"strand {s}"
+
+
 def _check_layout(model: DERModel, strands: np.ndarray) -> None:
     m = model
     for s in strands:
         s = int(s)
         if m.strand_closed[s]:
-            raise ValueError(f"{_label(m, s)} (strand {s}): the sag-free optimizer handles open "
+            raise ValueError(f"{_said(m, s)}: the sag-free optimizer handles open "
                              "strands only (a closed strand has no root to hang from)")
         e0, b0, b1 = (int(m.strand_edge_start[s]), int(m.strand_bend_start[s]),
                       int(m.strand_bend_start[s + 1]))
         k = np.arange(b1 - b0)
         if not (np.array_equal(m.bend_edges[b0:b1, 0], e0 + k)
                 and np.array_equal(m.bend_edges[b0:b1, 1], e0 + k + 1)):
-            raise ValueError(f"{_label(m, s)} (strand {s}): unexpected stencil layout (the "
+            raise ValueError(f"{_said(m, s)}: unexpected stencil layout (the "
                              "optimizer needs stencil k on edges (k, k+1))")
 
 
@@ -733,7 +739,7 @@ def apply_rest_shape(scene: Scene, result: SagFreeResult) -> Scene:
         s = int(s)
         st = strands[s]
         if st.n_vertices != int(m.strand_vertex_start[s + 1] - m.strand_vertex_start[s]):
-            raise ValueError(f"{st.name} (strand {s}): {st.n_vertices} vertices, the optimized "
+            raise ValueError(f"{st.label(s)}: {st.n_vertices} vertices, the optimized "
                              "model has a different number")
         opts = {k: dict(v) for k, v in st.options.items()}
         der = opts.get("der", {})

@@ -6,7 +6,7 @@ import math
 
 from numba import njit
 
-__all__ = ["check_state", "drive_edge_angles"]
+__all__ = ["check_state", "drive_edge_angles", "strain_change_by_strand"]
 
 
 @njit(cache=True)
@@ -42,6 +42,27 @@ def check_state(q, v, vertex_dof, edge_v0, edge_v1, rest_length, max_strain, max
         if not worst_speed > max_speed:
             worst_p = -1
     return bad, worst_e, worst_strain, worst_p, worst_speed
+
+
+@njit(cache=True)
+def strain_change_by_strand(q_from, q_to, vertex_dof, edge_v0, edge_v1, rest_length,
+                            strand_edge_start, change_out):
+    """Largest change of an edge's strain ``| |e_to| - |e_from| | / lbar`` from ``q_from`` to
+    ``q_to`` [N] in each strand, into ``change_out`` [S] (0 for a strand without edges).
+
+    vertex_dof [V]; edge_v0, edge_v1, rest_length [E] ([m]); strand_edge_start [S + 1].
+    """
+    for s in range(change_out.shape[0]):
+        worst = 0.0
+        for e in range(strand_edge_start[s], strand_edge_start[s + 1]):
+            a, b = vertex_dof[edge_v0[e]], vertex_dof[edge_v1[e]]
+            x, y, z = q_to[b] - q_to[a], q_to[b + 1] - q_to[a + 1], q_to[b + 2] - q_to[a + 2]
+            length_to = math.sqrt(x * x + y * y + z * z)
+            x, y = q_from[b] - q_from[a], q_from[b + 1] - q_from[a + 1]
+            z = q_from[b + 2] - q_from[a + 2]
+            worst = max(worst, abs(length_to - math.sqrt(x * x + y * y + z * z))
+                        / rest_length[e])
+        change_out[s] = worst
 
 
 @njit(cache=True)

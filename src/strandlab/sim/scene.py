@@ -57,6 +57,11 @@ class StrandSpec:
     friction: float | None        #: Friction coefficient of the strand (None: the collider's)
     options: Mapping              #: Solver-specific options, ``{solver name: {key: value}}``
 
+    def label(self, s: int) -> str:
+        """How messages name this strand, the scene's strand ``s``: its name and index
+        (``"rope (strand 2)"``), or the index alone when the name is the default one."""
+        return self.name if self.name == f"strand {s}" else f"{self.name} (strand {s})"
+
     def __post_init__(self):
         _freeze(self)
 

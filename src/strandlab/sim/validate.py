@@ -154,16 +154,19 @@ def check_state_arrays(arrays, shapes: dict, *, nan_ok: tuple = ()) -> dict:
 
 
 def check_number(name: str, v, *, positive: bool = False, allow_none: bool = False,
-                 integer: bool = False) -> None:
+                 integer: bool = False, allow_inf: bool = False) -> None:
     """ValueError naming ``name`` unless ``v`` is a finite number >= 0 (> 0 with
-    ``positive``; an integer >= 1 with ``integer``; None allowed with ``allow_none``): the
-    solvers' settings checks."""
+    ``positive``; an integer >= 1 with ``integer``; None allowed with ``allow_none``, and
+    ``inf`` with ``allow_inf``: a bound that does not bind): the solvers' settings checks."""
     if v is None and allow_none:
         return
     ok = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+    if ok and allow_inf and v == math.inf:
+        return
     if integer:
         ok = ok and isinstance(v, (int, np.integer)) and v >= 1
     if not ok or not math.isfinite(v) or (positive and v <= 0) or v < 0:
         what = "an integer >= 1" if integer else ("a positive number" if positive else
                                                    "a number >= 0")
-        raise ValueError(f"{name} must be {what}{' or None' if allow_none else ''}, got {v!r}")
+        raise ValueError(f"{name} must be {what}{' or inf' if allow_inf else ''}"
+                         f"{' or None' if allow_none else ''}, got {v!r}")
