@@ -353,6 +353,29 @@ def test_run_summary_and_scene_json_count_the_steps_kept_unconverged(tmp_path, c
                          "smaller --dt, or the solver's max_iterations)"] if count else [])
 
 
+def test_run_summary_and_scene_json_count_the_steps_taken_again(tmp_path, capsys):
+    # The hanging rope under DER: its end lands on the floor at about frame 22, a step that
+    # one Newton iteration strains by 8 % and that is taken again to a tolerance.
+    text = (Path(__file__).parents[1] / "examples" / "hanging_rope.toml").read_text()
+    head, rest = text.split("[solver]", 1)
+    rest = rest.split("[materials.rope]", 1)[1]
+    for name, solver, frames in (("adaptive", "", 30), ("never", "adaptive_strain = inf\n", 30),
+                                 ("before", "", 10)):
+        scene = tmp_path / f"{name}.toml"
+        scene.write_text(head + '[solver]\ntype = "der"\n' + solver + "\n[materials.rope]" + rest)
+        assert main(["run", str(scene), "--frames", str(frames), "--out",
+                     str(tmp_path / name)]) == 0
+        out = capsys.readouterr().out
+        count = json.loads((tmp_path / name / "scene.json").read_text())["run"]["adaptive_steps"]
+        again = [t for t in out.splitlines() if "taken again" in t]
+        if name == "adaptive":
+            assert count >= 1
+            assert again == [f"{count} of 30 steps taken again to a Newton tolerance where one "
+                             "iteration strained an edge (adaptive_strain)"]
+        else:
+            assert count == 0 and again == []
+
+
 def test_a_scene_the_solver_refuses_leaves_the_output_folder_as_it_was(tmp_path, capsys):
     """The solver compiles the scene before the output folder is made or cleared: a refused
     run neither creates it nor deletes an earlier run's results in it."""

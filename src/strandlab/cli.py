@@ -379,6 +379,9 @@ def _summary(sim, traj, stats, wall: float, out_dir: Path, out) -> None:
         print(f"{stats.unconverged_steps} of {stats.steps} steps kept above the Newton "
               "tolerance (warned above; a smaller --dt, or the solver's max_iterations)",
               file=out)
+    if stats.adaptive_steps:
+        print(f"{stats.adaptive_steps} of {stats.steps} steps taken again to a Newton "
+              "tolerance where one iteration strained an edge (adaptive_strain)", file=out)
     print(f"output: {out_dir}", file=out)
 
 

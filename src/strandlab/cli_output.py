@@ -45,7 +45,8 @@ def write_scene_json(sim, out_dir: Path, args, argv, stats, status: str) -> None
     steady = stats.steady_step_ms if math.isfinite(stats.steady_step_ms) else None
     record["run"] = {"status": status, "frames_done": stats.frames_done,
                      "steps": stats.steps, "first_step_s": stats.first_step_s,
-                     "steady_step_ms": steady, "unconverged_steps": stats.unconverged_steps}
+                     "steady_step_ms": steady, "unconverged_steps": stats.unconverged_steps,
+                     "adaptive_steps": stats.adaptive_steps}
     from .io.trajectory import json_default
 
     text = json.dumps(record, indent=2, default=partial(json_default, strict=False))

@@ -90,13 +90,15 @@ class RunStats:
     ``steady_step_ms`` (mean over the remaining steps), ``steps``, ``frames_done``; and
     ``unconverged_steps``, the steps the solver kept above its Newton tolerance (each warned
     with :class:`~strandlab.implicit.NotConvergedWarning`; None from a solver without a
-    tolerance: its ``unconverged_steps`` attribute)."""
+    tolerance: its ``unconverged_steps`` attribute); ``adaptive_steps``, the steps it took again
+    to a tolerance (the DER solver's ``adaptive_steps``; None from a solver that does not)."""
 
     first_step_s: float = 0.0
     steady_step_ms: float = float("nan")
     steps: int = 0
     frames_done: int = 0
     unconverged_steps: int | None = None
+    adaptive_steps: int | None = None
 
 
 def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None,
@@ -179,6 +181,7 @@ def simulate(sim: Simulation, *, progress: bool = False, callback=None, out=None
             saver.after_frame(f, solver, state)
             stats.frames_done = f
             stats.unconverged_steps = getattr(solver, "unconverged_steps", None)
+            stats.adaptive_steps = getattr(solver, "adaptive_steps", None)
             if stats.steps > 1:
                 stats.steady_step_ms = 1000.0 * t_steps / (stats.steps - 1)
             if callback is not None:
