@@ -2,6 +2,10 @@
 saved run (``strandlab run``'s folder, or a trajectory file) in a format other tools read
 (docs/interchange.md).
 
+A run that did not complete (diverged, interrupted) is exported with a warning on stderr
+(``--quiet`` too), and its files say so (a comment in OBJ, PLY and the VTU series' ``.pvd``,
+the USD layer's ``customLayerData``, the Alembic archive's description).
+
 Exit status: 0 on success, 2 for a usage error (unknown format, a run folder without its
 trajectory, an unreadable trajectory, frames out of range), 1 when the output cannot be
 written (missing or read-only folder, missing optional package), 130 when interrupted (no
@@ -60,6 +64,9 @@ def run(args, out=sys.stdout) -> int:
     except (FileNotFoundError, ValueError) as exc:
         return _error(str(exc), 2)
     dest = default_output(args.run, fmt) if args.out is None else args.out
+    if traj.status != "complete":
+        print(f"{_PROG}: warning: {args.run}: the run is {traj.status!r}; its frames up to "
+              "there are exported, and the files say so", file=sys.stderr)
     bar = None
     try:
         n = len(select_frames(args.frames, traj.n_frames))

@@ -42,6 +42,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .atomic import atomic_path
+from .export import status_note
 from .selection import (
     extra_parts,
     frame_rate,
@@ -172,7 +173,9 @@ def write_abc(path, traj, *, frames=None, up_axis: str = "Y", progress=None) -> 
     """Write the frames ``frames`` (see :func:`~strandlab.io.selection.select_frames`) of the
     trajectory ``traj`` (in memory or read lazily) to the Alembic file ``path`` (``.abc``);
     returns the path.  ``up_axis``: ``"Y"`` (default, turned to y-up) or ``"Z"``;
-    ``progress(k)``: called after each frame ``k``.  Written under a temporary name and
+    ``progress(k)``: called after each frame ``k``.  The archive's user description names a
+    run that did not complete (:func:`~strandlab.io.export.status_note`; the application
+    writer is ``strandlab``).  Written under a temporary name and
     renamed when complete: a failure or an interruption leaves no partial file under
     ``path``."""
     up = check_up_axis(up_axis)
@@ -184,7 +187,10 @@ def write_abc(path, traj, *, frames=None, up_axis: str = "Y", progress=None) -> 
     fps = frame_rate(traj)
     step = int(sel[1] - sel[0]) if len(sel) > 1 else 1
     with atomic_path(p) as tmp:
-        archive = m.Abc.OArchive(str(tmp))
+        # Alembic's archive info is a token map: no ';' or '=' in its values
+        note = (status_note(traj.status) or "strandlab run").replace(" = ", " is ")
+        archive = m.Abc.CreateArchiveWithInfo(str(tmp), "strandlab",
+                                              note.replace("=", " is ").replace(";", ","))
         ts = archive.addTimeSampling(m.core.TimeSampling(step / fps, float(sel[0]) / fps))
         writer = _AbcWriter(m, archive, traj, ts, up)
         for k in sel:

@@ -29,7 +29,7 @@ from .selection import extra_parts, rod_chains, select_frames
 from .trajectory import TrajectoryBase, check_offsets
 
 __all__ = ["write_obj_polylines", "write_ply_polylines", "export_frames", "FrameMesh",
-           "frame_meshes", "mesh_layout", "frame_folder"]
+           "frame_meshes", "mesh_layout", "frame_folder", "status_note"]
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,16 @@ def _meshes(meshes) -> list[FrameMesh]:
     return out
 
 
+def status_note(status) -> str | None:
+    """The note an exported file carries of a run that did not complete (``status`` as the
+    trajectory's: ``"diverged: ..."``, ``"interrupted: ..."``): ``"strandlab run <status>"``,
+    one line of ASCII; None for a complete run (or no status)."""
+    if status is None or str(status) == "complete":
+        return None
+    text = " ".join(str(status).split()).encode("ascii", "replace").decode("ascii")
+    return f"strandlab run {text}"
+
+
 def _obj_vertices(pts: np.ndarray) -> list[str]:
     return [f"v {x:.17g} {y:.17g} {z:.17g}" for x, y, z in pts]
 
@@ -176,7 +186,8 @@ def _obj_line(idx, first: int) -> str:
 
 
 # ---------------------------------------------------------------------------------- writers
-def write_obj_polylines(path, points, offsets, closed=None, *, meshes=()) -> Path:
+def write_obj_polylines(path, points, offsets, closed=None, *, meshes=(),
+                        status=None) -> Path:
     """Write strands (and meshes) as OBJ polylines (and faces); returns the path.
 
     ``points``: vertices of all strands concatenated [m], shape [n, 3]; ``offsets``: first
@@ -185,12 +196,16 @@ def write_obj_polylines(path, points, offsets, closed=None, *, meshes=()) -> Pat
     Strands with fewer than two vertices get vertices but no ``l`` line.  ``meshes``:
     :class:`FrameMesh` objects, each written as an object (``o``) of its points, its triangles
     as ``f`` lines and its rod polylines as ``l`` lines; the strands are then the object
-    ``strands``.
+    ``strands``.  ``status``: the run's (:func:`status_note`), a comment line when it did not
+    complete.
     """
     pts, off, cl = _polylines(points, offsets, closed)
     meshes = _meshes(meshes)
     check_writable_folder(path)
     lines = ["# strandlab polylines", f"# {pts.shape[0]} vertices, {off.shape[0] - 1} strands"]
+    note = status_note(status)
+    if note is not None:
+        lines.insert(1, f"# {note}")
     if meshes and pts.shape[0]:
         lines.append("o strands")
     lines.extend(_obj_vertices(pts))
@@ -212,7 +227,8 @@ def write_obj_polylines(path, points, offsets, closed=None, *, meshes=()) -> Pat
     return _write_text(path, lines)
 
 
-def write_ply_polylines(path, points, offsets, closed=None, radii=None, *, meshes=()) -> Path:
+def write_ply_polylines(path, points, offsets, closed=None, radii=None, *, meshes=(),
+                        status=None) -> Path:
     """Write strands (and meshes) as an ASCII PLY file with vertex, face and edge elements;
     returns the path.
 
@@ -221,6 +237,7 @@ def write_ply_polylines(path, points, offsets, closed=None, radii=None, *, meshe
     vertex gets a ``radius`` property.  ``meshes``: :class:`FrameMesh` objects whose points
     follow the strands' in the vertex element (with the radius of the rods through them, 0
     elsewhere), their triangles in a ``face`` element and their rod polylines as edges.
+    ``status``: the run's (:func:`status_note`), a ``comment`` line when it did not complete.
     """
     pts, off, cl = _polylines(points, offsets, closed)
     meshes = _meshes(meshes)
@@ -237,7 +254,9 @@ def write_ply_polylines(path, points, offsets, closed=None, radii=None, *, meshe
         pts = np.concatenate([pts] + [m.points for m in meshes])
         if r is not None:
             r = np.concatenate([r] + [m.point_radii() for m in meshes])
-    header = ["ply", "format ascii 1.0", "comment strandlab polylines",
+    note = status_note(status)
+    header = ["ply", "format ascii 1.0", "comment strandlab polylines"] + (
+        [] if note is None else [f"comment {note}"]) + [
               f"element vertex {pts.shape[0]}",
               "property double x", "property double y", "property double z"]
     if r is not None:
@@ -290,6 +309,7 @@ def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 
     needed.  Each file is written under a temporary name and renamed when complete; on a
     failure or an interruption the files already written are removed (and ``out_dir`` if it
     was created here: :func:`frame_folder`).
+    The files of a run that did not complete say so in a comment (:func:`status_note`).
     ``progress(k)`` is called after frame ``k``.  Returns the paths written, in frame order.
     ``traj`` may be in memory or read lazily from an ``.h5`` file (one frame at a time).
     """
@@ -307,10 +327,10 @@ def export_frames(traj: TrajectoryBase, out_dir, fmt: str = "obj", every: int = 
             meshes = frame_meshes(traj, int(k), layout=layout)
             if fmt == "obj":
                 write_obj_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
-                                    meshes=meshes)
+                                    meshes=meshes, status=traj.status)
             else:
                 write_ply_polylines(p, traj.positions[k], traj.strand_offsets, traj.closed,
-                                    traj.vertex_radii, meshes=meshes)
+                                    traj.vertex_radii, meshes=meshes, status=traj.status)
             written.append(p)
             if progress is not None:
                 progress(int(k))

@@ -35,7 +35,7 @@ import numpy as np
 from ..extras import require
 from ..sim.simplicial import boundary_faces
 from .atomic import atomic_path
-from .export import _edges, frame_folder
+from .export import _edges, frame_folder, status_note
 from .selection import extra_parts, select_frames
 from .trajectory import TrajectoryBase
 
@@ -74,7 +74,8 @@ def write_vtu_series(traj: TrajectoryBase, out_dir, *, frames=None, progress=Non
             if progress is not None:
                 progress(int(k))
         written.append(_write_pvd(out / PVD_NAME, [(float(traj.times[k]), p.name)
-                                                   for k, p in zip(sel, written)]))
+                                                   for k, p in zip(sel, written)],
+                                  status_note(traj.status)))
     return written
 
 
@@ -143,12 +144,14 @@ def add_field_data(path: Path, field: dict) -> None:
     path.write_text(text)
 
 
-def _write_pvd(path: Path, steps: list) -> Path:
-    """The ParaView collection of ``steps`` (time [s], file name) at ``path``."""
+def _write_pvd(path: Path, steps: list, note: str | None = None) -> Path:
+    """The ParaView collection of ``steps`` (time [s], file name) at ``path``; ``note``: a
+    comment after the declaration (a run that did not complete: :func:`status_note`)."""
     rows = "".join(f'    <DataSet timestep="{t!r}" part="0" file={quoteattr(name)}/>\n'
                    for t, name in steps)
+    comment = "" if note is None else f"<!-- {note.replace('--', '- -')} -->\n"
     with atomic_path(path) as tmp:
-        tmp.write_text('<?xml version="1.0"?>\n<VTKFile type="Collection" version="0.1" '
-                       'byte_order="LittleEndian">\n  <Collection>\n' + rows
+        tmp.write_text('<?xml version="1.0"?>\n' + comment + '<VTKFile type="Collection" '
+                       'version="0.1" byte_order="LittleEndian">\n  <Collection>\n' + rows
                        + "  </Collection>\n</VTKFile>\n")
     return path
