@@ -719,7 +719,12 @@ def test_loads_constant_and_windowed():
      "'rop')"),
     ({"force": [0.0, 1.0]}, "loads[0].force: must be a list of 3 numbers [x, y, z] (got [0.0, "
      "1.0])"),
-    ({"start": 1.0, "stop": 0.5}, "loads[0].stop: must be >= start (1) (got 0.5)"),
+    ({"start": 1.0, "stop": 0.5}, "loads[0].stop: must be > start (1): the load would never "
+     "act (got 0.5)"),
+    ({"start": 0.5, "stop": 0.5}, "loads[0].stop: must be > start (0.5): the load would never "
+     "act (got 0.5)"),
+    ({"start": -0.1}, "loads[0].start: must be a finite number >= 0 (got -0.1)"),
+    ({"stop": 0.0}, "loads[0].stop: must be a finite number > 0 (got 0.0)"),
     ({"vertex": 1.0}, "loads[0].vertex: must be an integer (got 1.0)"),
     ({"weight": 1.0}, "loads[0]: unknown key 'weight'; allowed: strand, vertex, force, start, "
      "stop"),

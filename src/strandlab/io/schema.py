@@ -484,14 +484,16 @@ class LoadTable(_Table):
     strand: Ref = Field(description="strand name or index")
     vertex: Integer = Field(description="vertex index (negative indices count from the end)")
     force: Vector = Field(description="force [N]")
-    start: Number = Field(None, description="the load begins to act [s] (default: from the "
-                                            "start)")
-    stop: Number = Field(None, description="the load stops acting [s] (default: never)")
+    start: NonNegative = Field(None, description="the load begins to act [s] (default: from "
+                                                 "the start, time 0)")
+    stop: Positive = Field(None, description="the load stops acting [s] (default: never)")
 
     @model_validator(mode="after")
     def _window(self):
-        if self.start is not None and self.stop is not None and self.stop < self.start:
-            raise located(("stop",), f"must be >= start ({self.start:g})", self.stop)
+        # a window that holds no time never acts: a mistake, not a load
+        if self.start is not None and self.stop is not None and self.stop <= self.start:
+            raise located(("stop",), f"must be > start ({self.start:g}): the load would never "
+                                     "act", self.stop)
         return self
 
 
