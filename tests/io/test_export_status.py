@@ -71,3 +71,18 @@ def test_a_complete_run_is_exported_without_a_mark(runs, capsys, fmt):
 def test_status_note_is_one_ascii_line():
     assert status_note("complete") is None and status_note(None) is None
     assert status_note("diverged: strain\n 2 \u2265 1") == "strandlab run diverged: strain 2 ? 1"
+
+
+def test_an_alembic_description_holds_no_token_separators(runs, tmp_path, capsys):
+    # Alembic's archive info is a token map and aborts the process (a C++ terminate) on a
+    # value with ';' or '=': they are written as ',' and ' is '
+    import shutil
+
+    import h5py
+
+    run = tmp_path / "run"
+    shutil.copytree(runs / "diverged", run)
+    with h5py.File(run / "trajectory.h5", "r+") as f:
+        f.attrs["status"] = "interrupted: a=1; b = 2"
+    _export(run, "abc", capsys)
+    assert _marks(run, "abc") == "strandlab run interrupted: a is 1, b is 2"
