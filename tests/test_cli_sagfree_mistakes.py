@@ -45,6 +45,19 @@ def test_an_out_without_the_npz_suffix_is_refused(hair_file, tmp_path, capsys, n
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("parent", ["missing", "file"])
+def test_an_out_in_no_folder_is_refused_before_any_work(hair_file, tmp_path, capsys, parent):
+    # the hair file is not read (a missing one): the folder is checked before the optimisation
+    if parent == "file":
+        (tmp_path / parent).write_text("")
+    out = tmp_path / parent / "rest.npz"
+    assert main(["sagfree", str(tmp_path / "no_such.hair"), "--out", str(out),
+                 "--quiet"]) == 1
+    err = _one_line_error(capsys)
+    assert f"cannot write {out}: " in err
+    assert ("does not exist" if parent == "missing" else "is not a folder") in err
+
+
 def _zero_strands(tmp_path, suffix):
     path = tmp_path / f"zero{suffix}"
     write_hair(path, Hair(np.zeros((0, 3)), np.array([0])))

@@ -78,12 +78,18 @@ def run(args, out=sys.stdout) -> int:
 
     from .der.compile import compile_scene
     from .inverse import SagFreeSettings, optimize_rest_shape
+    from .io.atomic import check_writable_folder
     from .io.restshape import RestShapeFile, points_digest, write_rest_shape
     from .scenes.hair_head import hair_scene
 
     if not args.input.lower().endswith(HAIR_SUFFIXES):
         raise UsageError(f"{args.input}: sagfree reads hair files (.hair, .data)")
     check_out(args.out)
+    try:        # before the optimisation: a missing folder is found now, not after it
+        check_writable_folder(args.out)
+    except OSError as exc:
+        print(f"strandlab: error: {exc}", file=sys.stderr)
+        return 1
     hair = load_hair(args.input, args.scale)
     try:
         scene, _, _ = hair_scene(hair, nod=0.0, where=args.input)
