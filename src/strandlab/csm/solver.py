@@ -110,8 +110,9 @@ class CSMSettings:
         other and with segments); those contacts are inelastic.
     check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf, or
         exceeds ``max_strain`` or ``max_speed``.
-    max_strain : largest allowed ``|e| / L_max - 1`` of an untorn segment (> 0), or None.
-    max_speed : largest allowed particle speed [m/s] (> 0), or None.
+    max_strain : largest allowed ``|e| / L_max - 1`` of an untorn segment (> 0), or None or inf
+        (no bound).
+    max_speed : largest allowed particle speed [m/s] (> 0), or None or inf (no bound).
     """
 
     alpha: float = 1.0

@@ -63,7 +63,7 @@ class DERSettings:
         :data:`ADAPTIVE_TOLERANCE` (at most ``max_iterations``) and a line search, the other
         strands held where their iterations put them (``DERSolver.adaptive_steps`` counts the
         steps, ``adaptive_strands`` the strands): the linearised step stretches edges that turn
-        fast or meet a contact (a rope's end landing on the floor: 8 %); None: never.
+        fast or meet a contact (a rope's end landing on the floor: 8 %); None or inf: never.
     tolerance : when given, iterate each step until the relative residual falls below it (at
         most ``max_iterations``), with a backtracking line search; a step still above it is
         kept, warned (:class:`~strandlab.implicit.NotConvergedWarning`, naming the step, its
@@ -79,8 +79,9 @@ class DERSettings:
         bending and twisting.
     check_finite : stop with :class:`SimulationDiverged` when a step produces NaN or inf, or
         exceeds ``max_strain`` or ``max_speed``.
-    max_strain : largest allowed edge strain ``| |e| / lbar - 1 |`` (> 0), or None.
-    max_speed : largest allowed vertex speed [m/s] (> 0), or None.
+    max_strain : largest allowed edge strain ``| |e| / lbar - 1 |`` (> 0), or None or inf (no
+        bound).
+    max_speed : largest allowed vertex speed [m/s] (> 0), or None or inf (no bound).
     contact_stiffness : stiffness of the contact penalty in the solve, as a multiple of the
         axial spring constant ``k_s / lbar`` of the vertex's edges (default 1;
         :mod:`strandlab.collision.penalty`).  0: contacts by the push after the step alone.
