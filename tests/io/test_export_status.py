@@ -73,10 +73,13 @@ def test_status_note_is_one_ascii_line():
     assert status_note("diverged: strain\n 2 \u2265 1") == "strandlab run diverged: strain 2 ? 1"
 
 
-def test_an_alembic_description_holds_no_token_separators(runs, tmp_path, capsys):
+def test_an_alembic_description_holds_no_token_separators(runs, tmp_path):
     # Alembic's archive info is a token map and aborts the process (a C++ terminate) on a
-    # value with ';' or '=': they are written as ',' and ' is '
+    # value with ';' or '=': they are written as ',' and ' is '.  The export runs in a child
+    # process, so that such an abort fails this test instead of ending the test run.
     import shutil
+    import subprocess
+    import sys
 
     import h5py
 
@@ -84,5 +87,9 @@ def test_an_alembic_description_holds_no_token_separators(runs, tmp_path, capsys
     shutil.copytree(runs / "diverged", run)
     with h5py.File(run / "trajectory.h5", "r+") as f:
         f.attrs["status"] = "interrupted: a=1; b = 2"
-    _export(run, "abc", capsys)
+    code = ("import sys; from strandlab.cli import main; "
+            f"sys.exit(main(['export', {str(run)!r}, '--format', 'abc', '--quiet']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
     assert _marks(run, "abc") == "strandlab run interrupted: a is 1, b is 2"
