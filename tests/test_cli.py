@@ -383,13 +383,27 @@ def test_a_scene_the_solver_refuses_leaves_the_output_folder_as_it_was(tmp_path,
     assert main(["run", ROPE, "--frames", "2", "--out", str(out), "--quiet"]) == 0
     before = sorted(p.name for p in out.iterdir())
     assert main(["run", ROPE, "--solver", "mixed", "--out", str(out), "--quiet"]) == 2
-    assert "hanging_rope: solver 'mixed' takes rods as rod edges" in capsys.readouterr().err
+    # the message names the scene file it was read from
+    assert f"{ROPE}: solver 'mixed' takes rods as rod edges" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == before
     with load_trajectory(out / "trajectory.h5") as traj:
         assert traj.n_frames == 3 and traj.status == "complete"
     assert main(["run", ROPE, "--solver", "mixed", "--out", str(tmp_path / "new"),
                  "--quiet"]) == 2
     assert not (tmp_path / "new").exists()
+
+
+def test_a_refused_scene_is_named_by_its_file_or_its_built_in_name(tmp_path, capsys):
+    scene = tmp_path / "opt.toml"
+    scene.write_text(Path(ROPE).read_text().replace(
+        'd1 = [0.0, 0.0, 1.0]', 'd1 = [0.0, 0.0, 1.0]\ncsm = { half_width = 0 }'))
+    assert main(["run", str(scene), "--solver", "csm", "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 2
+    assert capsys.readouterr().err == (f"strandlab: error: {scene}: rope (strand 0): csm option "
+                                       "'half_width' = 0 is below 1\n")
+    assert main(["run", "der_plectoneme", "--solver", "mixed", "--out",
+                 str(tmp_path / "p"), "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("strandlab: error: der_plectoneme: solver 'mixed'")
 
 
 def test_a_closed_pipe_ends_the_command_quietly():

@@ -216,6 +216,13 @@ def _load_scene(arg: str):
         raise _UsageError(str(exc)) from None
 
 
+def _source(sim, args) -> str:
+    """What a message about the run's scene names: the file it was read from (a scene or hair
+    file), else the built-in scene's name."""
+    arg = getattr(args, "scene", None)
+    return arg if isinstance(arg, str) and Path(arg).is_file() else sim.name
+
+
 def _apply_overrides(scene, args):
     try:
         name = getattr(args, "solver", None)
@@ -434,7 +441,7 @@ def _run_scene(sim, args, argv, out) -> int:
         solver = sim.make_solver()
         check_run(sim, solver, out_dir / "trajectory.h5", resume)
     except (ValueError, OSError, MemoryError) as exc:
-        raise _UsageError(f"{sim.name}: {exc}") from None
+        raise _UsageError(f"{_source(sim, args)}: {exc}") from None
     try:
         prepare_out_dir(out_dir, resume is not None)
     except OSError as exc:
@@ -464,7 +471,7 @@ def _run_scene(sim, args, argv, out) -> int:
     except MemoryError as exc:
         raise _UsageError(str(exc)) from None
     except ValueError as exc:   # a checkpoint of another run; a scene the solver cannot model
-        raise _UsageError(f"{sim.name}: {exc}") from None
+        raise _UsageError(f"{_source(sim, args)}: {exc}") from None
     except OSError as exc:
         print(f"{_PROG}: error: cannot write the results to {out_dir}: {exc}", file=sys.stderr)
         return EXIT_OUTPUT
