@@ -449,8 +449,9 @@ def test_a_step_the_settings_cannot_take_is_refused_before_the_folder_is_touched
     before = _a_complete_run(out)
     data = _rope_dict()
     data["solver"] = {"type": "pbd", "damping": 1e6}
-    code = main(["run", _write_json(tmp_path / "d.json", data), "--out", str(out), "--quiet"])
-    assert code == 2 and "tiny: damping = 1000000.0 1/s is too large" in capsys.readouterr().err
+    scene = _write_json(tmp_path / "d.json", data)
+    code = main(["run", scene, "--out", str(out), "--quiet"])
+    assert code == 2 and f"{scene}: damping = 1000000.0 1/s is too large" in capsys.readouterr().err
     _still_complete(out, before)
 
 
