@@ -357,6 +357,10 @@ def test_unknown_mesh_and_triangle():
      "strands[0].pbd.alpha: must be a number in [0, 1] (got -0.5)"),
     (lambda d: d["strands"][0].update(fixed=[0, 9]),
      "strands[0].fixed[1]: must be a vertex index in [-9, 8] (got 9)"),
+    (lambda d: d["strands"][0].update(csm={"half_width": 0}),
+     "strands[0].csm.half_width: must be an integer >= 1 (got 0)"),
+    (lambda d: d["strands"][0].update(csm={"twist_half_width": [1, 0, 2]}),
+     "strands[0].csm.twist_half_width[1]: must be an integer >= 1 (got 0)"),
 ])
 def test_wrong_type_or_value(edit, expected):
     data = _base()

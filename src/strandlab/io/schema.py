@@ -207,12 +207,14 @@ class DERStrandOptions(_Table):
 
 class CSMStrandOptions(_Table):
     """``csm = {...}``: options of the chain-shape-matching solver for one strand; other
-    solvers ignore them (docs/csm.md).  Half-widths are checked against the strand by the
-    solver (at least 1, at most its number of segments)."""
+    solvers ignore them (docs/csm.md).  Half-widths are at least 1 here; the solver checks
+    them against the strand (at most its number of segments)."""
 
-    half_width: Integer = Field(None, description="shape-matching region half-width (default 2)")
-    twist_half_width: _either(Integer, _list_of(Integer, "a list of integers, one per segment",
-                                                at_least=1), _is_list) = Field(
+    half_width: _integer(1) = Field(None, description="shape-matching region half-width "
+                                                      "(default 2)")
+    twist_half_width: _either(_integer(1), _list_of(_integer(1), "a list of integers >= 1, "
+                                                    "one per segment", at_least=1),
+                              _is_list) = Field(
         None, description="twist region half-width, one number or one per segment (a "
                           "non-uniform torsional rigidity; default: half_width)")
     twist_stiffness: Positive = Field(None, description="twisting stiffness beta [N m^2] "
