@@ -396,11 +396,12 @@ def test_a_scene_the_solver_refuses_leaves_the_output_folder_as_it_was(tmp_path,
 def test_a_refused_scene_is_named_by_its_file_or_its_built_in_name(tmp_path, capsys):
     scene = tmp_path / "opt.toml"
     scene.write_text(Path(ROPE).read_text().replace(
-        'd1 = [0.0, 0.0, 1.0]', 'd1 = [0.0, 0.0, 1.0]\ncsm = { half_width = 0 }'))
-    assert main(["run", str(scene), "--solver", "csm", "--out", str(tmp_path / "o"),
+        'd1 = [0.0, 0.0, 1.0]', 'd1 = [0.0, 0.0, 1.0]\nder = { stretch_stiffness = [1.0, 2.0] }'))
+    assert main(["run", str(scene), "--solver", "der", "--out", str(tmp_path / "o"),
                  "--quiet"]) == 2
-    assert capsys.readouterr().err == (f"strandlab: error: {scene}: rope (strand 0): csm option "
-                                       "'half_width' = 0 is below 1\n")
+    assert capsys.readouterr().err == (f"strandlab: error: {scene}: rope (strand 0): der option "
+                                       "'stretch_stiffness' has shape (2,); expected a scalar or "
+                                       "(40,)\n")
     assert main(["run", "der_plectoneme", "--solver", "mixed", "--out",
                  str(tmp_path / "p"), "--quiet"]) == 2
     assert capsys.readouterr().err.startswith("strandlab: error: der_plectoneme: solver 'mixed'")
