@@ -187,10 +187,7 @@ def write_abc(path, traj, *, frames=None, up_axis: str = "Y", progress=None) -> 
     fps = frame_rate(traj)
     step = int(sel[1] - sel[0]) if len(sel) > 1 else 1
     with atomic_path(p) as tmp:
-        # Alembic's archive info is a token map: no ';' or '=' in its values
-        note = (status_note(traj.status) or "strandlab run").replace(" = ", " is ")
-        archive = m.Abc.CreateArchiveWithInfo(str(tmp), "strandlab",
-                                              note.replace("=", " is ").replace(";", ","))
+        archive = m.Abc.CreateArchiveWithInfo(str(tmp), "strandlab", _description(traj))
         ts = archive.addTimeSampling(m.core.TimeSampling(step / fps, float(sel[0]) / fps))
         writer = _AbcWriter(m, archive, traj, ts, up)
         for k in sel:
@@ -199,6 +196,13 @@ def write_abc(path, traj, *, frames=None, up_axis: str = "Y", progress=None) -> 
                 progress(int(k))
         del writer, archive     # the archive is completed when its last reference goes
     return p
+
+
+def _description(traj) -> str:
+    """The archive's user description: the run's status note (:func:`status_note`), without
+    the ``=`` and ``;`` that Alembic's archive info (a token map) aborts the process on."""
+    note = status_note(traj.status) or "strandlab run"
+    return " ".join(note.replace("=", " is ").replace(";", ",").split())
 
 
 # ---------------------------------------------------------------------------------- reading
